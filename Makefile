@@ -1,0 +1,35 @@
+# Two commands do all the set-up on a fresh machine (each creates .venv when needed):
+#   make book   build the book and say where to open it (make serve: the same, served on localhost)
+#   make test   run the project's whole test suite
+
+VENV   ?= .venv
+PYTHON ?= python3
+PY     := $(VENV)/bin/python
+PORT   ?= 8000
+# With an NVIDIA GPU: the newest torch. Without one: the release this course is tested on (on our CI
+# machine a CPU-only wheel of it sits on disk, so no multi-GB CUDA build is pulled). Override at will:
+#   make test TORCH_SPEC='torch>=2.11'
+TORCH_SPEC ?= $(shell command -v nvidia-smi >/dev/null 2>&1 && echo 'torch>=2.11' || echo 'torch==2.13.0')
+
+.PHONY: book serve test clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet "$(TORCH_SPEC)"
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+book: $(VENV)/.installed
+	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+	@echo "The book is built. Open file://$(CURDIR)/_build/html/index.html (or run: make serve)"
+
+serve: book
+	@echo "Serving the book on http://localhost:$(PORT)/ (Ctrl-C to stop)"
+	$(PY) -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
+
+test: $(VENV)/.installed
+	$(VENV)/bin/python -m pytest
+
+clean:
+	rm -rf _build

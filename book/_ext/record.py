@@ -1,0 +1,101 @@
+"""Record the outputs of book pages by running them on this machine.
+
+    python book/_ext/record.py book/memory.md [...]     # some pages
+    python book/_ext/record.py --all                     # every page in _toc.yml
+
+Each page runs top to bottom in a fresh Jupyter kernel (nbclient), in a scratch directory. Cells tagged
+`raises-exception` may raise; any other error stops the page and nothing is written for it. The outputs
+and a description of the machine go to book/_recorded/<page>.json (see recorded_outputs.py)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import nbclient
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from recorded_outputs import BOOK, STORE, cell_keys, code_cells, read_markdown_notebook  # noqa: E402
+
+ROOT = BOOK.parent
+
+
+def toc_pages() -> list[Path]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        files += [c["file"] for c in part["chapters"]]
+    return [ROOT / f"{f}.md" for f in files]
+
+
+def hardware() -> dict:
+    import torch
+
+    gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+    driver = None
+    if gpus:
+        try:
+            out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                 capture_output=True, text=True, timeout=30).stdout
+            driver = out.splitlines()[0].strip() if out else None
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    return {
+        "gpus": gpus,
+        "driver": driver,
+        "cuda": torch.version.cuda if gpus else None,
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "date": datetime.date.today().isoformat(),
+    }
+
+
+def record(page: Path, timeout: int) -> Path:
+    nb = read_markdown_notebook(page.read_text())
+    with tempfile.TemporaryDirectory(prefix="record-") as scratch:
+        nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                                resources={"metadata": {"path": scratch}}).execute()
+    cells = code_cells(nb)
+    data = {
+        "page": page.stem,
+        "hardware": hardware(),
+        "cells": [
+            {"key": key, "execution_count": c.get("execution_count"), "outputs": c.outputs}
+            for c, key in zip(cells, cell_keys([c.source for c in cells]))
+        ],
+    }
+    STORE.mkdir(exist_ok=True)
+    out = STORE / f"{page.stem}.json"
+    out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("pages", nargs="*", type=Path)
+    p.add_argument("--all", action="store_true", help="every page in _toc.yml")
+    p.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    args = p.parse_args(argv)
+    pages = toc_pages() if args.all else args.pages
+    failed = []
+    for page in pages:
+        if not code_cells(read_markdown_notebook(page.read_text())):
+            continue
+        try:
+            print(f"recorded {page.name} -> {record(page, args.timeout).relative_to(ROOT)}", flush=True)
+        except Exception as exc:  # report every page, then fail
+            failed.append(page.name)
+            print(f"FAILED {page.name}: {str(exc)[-2000:]}", file=sys.stderr, flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

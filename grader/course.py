@@ -1,0 +1,99 @@
+"""The course's single source of truth: `course.toml`, one entry per exercise (like rustlings' info.toml)."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from grader import ROOT
+
+COURSE_FILE = ROOT / "course.toml"
+
+#: Leg families an exercise can name. "accelerator" means every accelerator leg: each real CUDA GPU,
+#: MPS, and the simulated accelerator.
+LEG_FAMILIES = ("cpu", "accelerator")
+
+
+@dataclass(frozen=True)
+class Exercise:
+    name: str
+    path: str  # relative to exercises/ and solutions/
+    chapter: str  # book page (file name in book/, without .md)
+    title: str
+    teaches: str  # the bug, in one sentence
+    hints: tuple[str, ...]
+    failure: str  # a phrase the grader's message must contain when the shipped exercise fails
+    points: int = 1
+    legs: tuple[str, ...] = ("cpu", "accelerator")
+    broken_on: tuple[str, ...] = ("accelerator",)  # legs on which the shipped exercise must fail
+    timeout: int = 20  # seconds per check
+    number: int = field(default=0, compare=False)
+
+    @property
+    def exercise_file(self) -> Path:
+        return ROOT / "exercises" / self.path
+
+    @property
+    def solution_file(self) -> Path:
+        return ROOT / "solutions" / self.path
+
+    @property
+    def grader_file(self) -> Path:
+        p = Path(self.path)
+        return ROOT / "grader" / "checks" / p.parent / f"test_{p.name}"
+
+    @property
+    def chapter_file(self) -> Path:
+        return ROOT / "book" / f"{self.chapter}.md"
+
+
+class CourseError(ValueError):
+    """course.toml is malformed."""
+
+
+def _exercise(number: int, raw: dict) -> Exercise:
+    required = {"name", "path", "chapter", "title", "teaches", "hints", "failure"}
+    missing = required - raw.keys()
+    if missing:
+        raise CourseError(f"exercise #{number} ({raw.get('name', '?')}) lacks {sorted(missing)}")
+    unknown = raw.keys() - Exercise.__dataclass_fields__.keys()
+    if unknown:
+        raise CourseError(f"exercise {raw['name']}: unknown keys {sorted(unknown)}")
+    ex = Exercise(
+        **{k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()},
+        number=number,
+    )
+    for leg in ex.legs + ex.broken_on:
+        if leg not in LEG_FAMILIES:
+            raise CourseError(f"exercise {ex.name}: unknown leg {leg!r} (use {LEG_FAMILIES})")
+    if not set(ex.broken_on) <= set(ex.legs):
+        raise CourseError(f"exercise {ex.name}: broken_on {ex.broken_on} must be among legs {ex.legs}")
+    if not ex.hints:
+        raise CourseError(f"exercise {ex.name}: give at least one hint")
+    return ex
+
+
+@cache
+def load(path: Path = COURSE_FILE) -> tuple[Exercise, ...]:
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    exercises = tuple(_exercise(i, raw) for i, raw in enumerate(data.get("exercises", []), start=1))
+    names = [e.name for e in exercises]
+    dupes = {n for n in names if names.count(n) > 1}
+    if dupes:
+        raise CourseError(f"duplicate exercise names: {sorted(dupes)}")
+    return exercises
+
+
+def get(name: str) -> Exercise:
+    for ex in load():
+        if ex.name == name:
+            return ex
+    known = ", ".join(e.name for e in load())
+    raise KeyError(f"no exercise named {name!r}; the course has: {known}")
+
+
+def for_chapter(chapter: str) -> list[Exercise]:
+    return [e for e in load() if e.chapter == chapter]

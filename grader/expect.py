@@ -1,0 +1,72 @@
+"""Assertions for hidden graders, with messages in the learner's terms.
+
+A grader check calls the learner's code inside `running(...)` and states what it expects with `expect_*`;
+any failure becomes a `GradeFailure` whose message names the bug and the fix, not a bare assertion."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import torch
+
+from grader.submission import Submission, SubmissionError, describe_exception
+
+
+class GradeFailure(AssertionError):
+    """A check failed; the message is shown to the learner as it is."""
+
+
+def fail(message: str):
+    raise GradeFailure(message)
+
+
+def canonical(device: torch.device | str) -> torch.device:
+    """'cuda' and 'cuda:0' name the same GPU (while 0 is current); compare devices in this form."""
+    device = torch.device(device)
+    if device.type != "cpu" and device.index is None:
+        return torch.device(device.type, 0)
+    return device
+
+
+def is_device_error(exc: BaseException) -> bool:
+    text = str(exc)
+    return isinstance(exc, (RuntimeError, TypeError)) and (
+        "same device" in text or "device type" in text or "to be on" in text or "Use Tensor.cpu()" in text
+    )
+
+
+@contextmanager
+def running(what: str, submission: Submission, explain_device_error: str | None = None):
+    """Run learner code. An exception it raises becomes a GradeFailure naming the call, the learner's line,
+    and, for device errors, the explanation given."""
+    try:
+        yield
+    except (GradeFailure, SubmissionError):
+        raise
+    except Exception as exc:
+        message = f"{what} raised {describe_exception(exc, submission.filename)}"
+        if explain_device_error and is_device_error(exc):
+            message += f"\n{explain_device_error}"
+        raise GradeFailure(message) from None
+
+
+def expect_tensor(value, what: str) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        fail(f"{what} should be a tensor, but it is {type(value).__name__}.")
+    return value
+
+
+def expect_device(tensor: torch.Tensor, device: torch.device | str, what: str, fix: str):
+    expect_tensor(tensor, what)
+    if canonical(tensor.device) != canonical(device):
+        fail(f"{what} is on {tensor.device}, but the input was on {device}: {fix}")
+
+
+def expect_close(actual: torch.Tensor, expected: torch.Tensor, what: str, atol=1e-5, rtol=1e-4):
+    actual = expect_tensor(actual, what).detach().cpu()
+    expected = expected.detach().cpu()
+    if actual.shape != expected.shape:
+        fail(f"{what} has shape {tuple(actual.shape)}, expected {tuple(expected.shape)}.")
+    if not torch.allclose(actual.to(expected.dtype), expected, atol=atol, rtol=rtol):
+        worst = (actual.to(expected.dtype) - expected).abs().max().item()
+        fail(f"{what} has the wrong values (largest difference {worst:.3g}): the fix changed the result.")

@@ -1,0 +1,84 @@
+"""Load a learner's code from a `.py` file or from a notebook's code cells, turning every way it can be
+broken (syntax error, crash at import, missing name) into a clear, learner-facing message."""
+
+from __future__ import annotations
+
+import traceback
+import types
+from pathlib import Path
+
+import nbformat
+
+
+class SubmissionError(Exception):
+    """The learner's file cannot be used; the message says why, in the learner's terms."""
+
+
+def source_of(path: Path) -> str:
+    """The Python source of a submission. Notebooks contribute their code cells, in order; IPython
+    magics and shell escapes are commented out, since graders run plain Python."""
+    if path.suffix != ".ipynb":
+        return path.read_text(encoding="utf-8")
+    nb = nbformat.read(path, as_version=4)
+    cells = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        lines = [f"# {ln}" if ln.lstrip().startswith(("%", "!")) else ln for ln in cell.source.splitlines()]
+        cells.append("\n".join(lines))
+    return "\n\n".join(cells) + "\n"
+
+
+def _where(exc: BaseException, filename: str) -> str:
+    """' (line N, in func)' for the innermost frame of the learner's file, if any."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
+    if not frames:
+        return ""
+    f = frames[-1]
+    return f" (line {f.lineno}, in {f.name}: `{(f.line or '').strip()}`)"
+
+
+def describe_exception(exc: BaseException, filename: str) -> str:
+    """One line: the exception and where in the learner's file it came from."""
+    return f"{type(exc).__name__}: {exc}{_where(exc, filename)}"
+
+
+class Submission:
+    """A learner's module. Attribute access of a missing name fails with a message, not an AttributeError
+    deep inside a grader."""
+
+    def __init__(self, path: Path, display_name: str | None = None):
+        self.path = Path(path)
+        self.display_name = display_name or self.path.name
+        self.filename = str(self.path.resolve())
+        try:
+            source = source_of(self.path)
+        except FileNotFoundError:
+            raise SubmissionError(f"{self.display_name} does not exist.") from None
+        except Exception as exc:  # an unreadable notebook, bad encoding...
+            raise SubmissionError(f"{self.display_name} could not be read: {exc}") from None
+        try:
+            code = compile(source, self.filename, "exec")
+        except SyntaxError as exc:
+            raise SubmissionError(
+                f"{self.display_name} has a syntax error at line {exc.lineno}: {exc.msg}"
+                f"{': ' + exc.text.strip() if exc.text else ''}. Fix it so the file runs, then check again."
+            ) from None
+        module = types.ModuleType(self.path.stem)
+        module.__file__ = self.filename
+        try:
+            exec(code, module.__dict__)
+        except (Exception, SystemExit) as exc:  # exit() in a learner's file must not end the grader
+            raise SubmissionError(
+                f"running {self.display_name} failed before any check could start: "
+                f"{describe_exception(exc, self.filename)}"
+            ) from None
+        self.module = module
+
+    def __getattr__(self, name: str):
+        try:
+            return getattr(self.__dict__["module"], name)
+        except (KeyError, AttributeError):
+            raise SubmissionError(
+                f"{self.display_name} defines no `{name}`; the exercise asks for it (was it renamed or deleted?)."
+            ) from None

@@ -1,0 +1,88 @@
+"""The course checks itself (as rustlings' `dev check` does): metadata and files agree, every exercise
+fails its grader as shipped and every solution passes, on every leg that applies."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from grader import ROOT, course, legs, runner, simulated
+
+EXERCISES = course.load()
+IDS = [e.name for e in EXERCISES]
+
+
+def toc_pages() -> set[str]:
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                yield node["file"]
+            for value in node.values():
+                yield from walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                yield from walk(item)
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    return {toc["root"], *walk(toc)}
+
+
+def test_course_has_exercises():
+    assert len(EXERCISES) >= 3
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
+def test_exercise_files_exist(ex):
+    for f in (ex.exercise_file, ex.solution_file, ex.grader_file, ex.chapter_file):
+        assert f.is_file(), f"{ex.name}: {f.relative_to(ROOT)} is missing"
+    assert ex.exercise_file.read_text() != ex.solution_file.read_text(), f"{ex.name}: exercise equals solution"
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
+def test_exercise_is_linked_from_its_chapter(ex):
+    assert f"book/{ex.chapter}" in toc_pages(), f"{ex.name}: chapter {ex.chapter} is not in _toc.yml"
+    assert "{course-exercises}" in ex.chapter_file.read_text(), (
+        f"{ex.name}: book/{ex.chapter}.md has no course-exercises directive to list it"
+    )
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
+def test_exercise_has_progressive_hints(ex):
+    assert len(ex.hints) >= 2 and len(set(ex.hints)) == len(ex.hints)
+    assert ex.failure and ex.teaches and ex.title
+
+
+def test_no_file_without_metadata():
+    known = {e.path for e in EXERCISES}
+    for folder in ("exercises", "solutions"):
+        for f in (ROOT / folder).rglob("*.py"):
+            assert f.relative_to(ROOT / folder).as_posix() in known, f"{f.relative_to(ROOT)} is not in course.toml"
+    graders = {e.grader_file for e in EXERCISES}
+    for f in (ROOT / "grader" / "checks").rglob("test_*.py"):
+        assert f in graders, f"{f.relative_to(ROOT)} grades no exercise in course.toml"
+
+
+def expected_legs(ex) -> list[str]:
+    real = [leg for leg in legs.real_legs() if legs.family(leg) in ex.legs]
+    sim = [legs.SIMULATED] if "accelerator" in ex.legs and simulated.is_supported() else []
+    return real + sim
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
+def test_shipped_exercise_fails_with_its_message(ex):
+    grade = runner.grade(ex, ex.exercise_file)
+    broken = [leg for leg in expected_legs(ex) if legs.family(leg) in ex.broken_on]
+    assert broken, f"{ex.name}: no leg here on which the bug can show"
+    for leg in broken:
+        assert not grade.passed_on(leg), f"{ex.name}: the shipped exercise passes on {leg}"
+        messages = [r.message for r in grade.failures if r.leg == leg]
+        assert any(ex.failure in m for m in messages), (
+            f"{ex.name} on {leg}: no failure says {ex.failure!r}; got {messages}"
+        )
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
+def test_solution_passes_on_every_leg(ex):
+    grade = runner.grade(ex, ex.solution_file)
+    assert grade.passed, [r for r in grade.results if r.outcome != "passed"]
+    assert grade.legs() == sorted(expected_legs(ex))

@@ -1,0 +1,92 @@
+"""Bad learner input is a graded failure with an explanation, never a grader crash."""
+
+import dataclasses
+import textwrap
+
+import nbformat
+import pytest
+
+from grader import course, runner
+
+EX = dataclasses.replace(course.get("masked_mean"), timeout=3)
+
+
+def grade_source(tmp_path, source: str, name="attempt.py"):
+    f = tmp_path / name
+    f.write_text(textwrap.dedent(source))
+    return runner.grade(EX, f, device="cpu")
+
+
+def only_message(grade) -> str:
+    assert not grade.passed
+    messages = {r.message for r in grade.failures}
+    assert len(messages) == 1, messages
+    return messages.pop()
+
+
+def test_syntax_error(tmp_path):
+    g = grade_source(tmp_path, "def masked_mean(x, lengths)\n    return x\n")
+    assert "syntax error at line 1" in only_message(g)
+
+
+def test_missing_function(tmp_path):
+    g = grade_source(tmp_path, "def masked_average(x, lengths):\n    return x.mean(1)\n")
+    assert "defines no `masked_mean`" in only_message(g)
+
+
+def test_crash_at_import(tmp_path):
+    g = grade_source(tmp_path, "import torch\nraise ValueError('boom')\n")
+    msg = only_message(g)
+    assert "failed before any check could start" in msg and "ValueError: boom" in msg and "line 2" in msg
+
+
+def test_exit_in_learner_file(tmp_path):
+    g = grade_source(tmp_path, "import sys\nsys.exit(3)\n")
+    assert "SystemExit" in only_message(g)
+
+
+def test_infinite_loop_is_stopped(tmp_path):
+    g = grade_source(tmp_path, "def masked_mean(x, lengths):\n    while True:\n        pass\n")
+    assert "did not finish within 3 s" in only_message(g)
+
+
+def test_native_crash(tmp_path):
+    g = grade_source(tmp_path, """
+        import os, signal
+        def masked_mean(x, lengths):
+            os.kill(os.getpid(), signal.SIGSEGV)
+    """)
+    assert "killed by signal 11" in only_message(g)
+
+
+def test_wrong_values_are_named(tmp_path):
+    g = grade_source(tmp_path, "def masked_mean(x, lengths):\n    return x.mean(dim=1)\n")
+    assert "wrong values" in only_message(g)
+
+
+def test_learner_exception_points_at_their_line(tmp_path):
+    g = grade_source(tmp_path, "def masked_mean(x, lengths):\n    return x[99]\n")
+    msg = {r.message for r in g.failures}.pop()
+    assert "IndexError" in msg and "line 2" in msg and "x[99]" in msg
+
+
+def test_notebook_submission(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# My fix"),
+        nbformat.v4.new_code_cell("%matplotlib inline\nimport torch"),
+        nbformat.v4.new_code_cell(EX.solution_file.read_text()),
+    ]
+    path = tmp_path / "attempt.ipynb"
+    nbformat.write(nb, path)
+    assert runner.grade(EX, path, device="cpu").passed
+
+
+@pytest.mark.parametrize("which", ["exercise", "solution"])
+def test_cli_check_exit_code(which, capsys):
+    from grader.cli import main
+
+    args = ["check", "positional_encoding", "--device", "cpu"] + (["--solution"] if which == "solution" else [])
+    assert main(args) == (0 if which == "solution" else 1)
+    out = capsys.readouterr().out
+    assert ("passes on cpu" in out) == (which == "solution")
