@@ -5,7 +5,7 @@
 
 Each page runs top to bottom in a fresh Jupyter kernel (nbclient), in a scratch directory. Cells tagged
 `raises-exception` may raise; any other error stops the page and nothing is written for it. The outputs
-and a description of the machine go to book/_recorded/<page>.json (see recorded_outputs.py)."""
+and a description of the machine go to book/_recorded/<page>.json (see output_store.py)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import nbclient
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from recorded_outputs import BOOK, STORE, cell_keys, code_cells, read_markdown_notebook  # noqa: E402
+from output_store import BOOK, STORE, cell_keys, code_cells, read_markdown_notebook  # noqa: E402
 
 ROOT = BOOK.parent
 

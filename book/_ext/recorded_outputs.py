@@ -1,72 +1,13 @@
-"""Outputs recorded on real hardware, merged into the pages at build time.
-
-Pages are MyST Markdown notebooks without outputs. `book/_ext/record.py` executes a page on a machine
-(a GPU one for the published book) and stores each code cell's outputs in `book/_recorded/<page>.json`,
-keyed by a hash of that cell's source *and every code cell before it*: an output depends on the state the
-earlier cells built, so editing any earlier code cell marks the later outputs stale. The build never runs
-code; tests/book/ checks that no record is stale or missing and runs every page on the CPU.
-"""
+"""Sphinx side of the recorded outputs: the page reader myst-nb uses for `.md` pages, and the
+`recorded-hardware` directive of the status page. The store itself is output_store.py."""
 
 from __future__ import annotations
-
-import hashlib
-import json
-from functools import cache
-from pathlib import Path
 
 import nbformat
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
-BOOK = Path(__file__).resolve().parent.parent
-STORE = BOOK / "_recorded"
-
-
-def cell_keys(sources: list[str]) -> list[str]:
-    """The record key of each code cell, given the code cells' sources in page order."""
-    h = hashlib.sha256()
-    keys = []
-    for src in sources:
-        h.update(src.strip().encode() + b"\0")
-        keys.append(h.copy().hexdigest()[:16])
-    return keys
-
-
-def code_cells(nb: nbformat.NotebookNode) -> list:
-    return [c for c in nb.cells if c.cell_type == "code"]
-
-
-def read_markdown_notebook(text: str) -> nbformat.NotebookNode:
-    """A page as a notebook. The recorder and the build both read pages here, so their keys agree."""
-    import jupytext
-
-    return jupytext.reads(text, fmt="md:myst")
-
-
-@cache
-def load_records() -> dict[str, dict]:
-    """All recorded cells of all pages: key -> {"outputs", "execution_count", "page"}."""
-    records = {}
-    for f in sorted(STORE.glob("*.json")):
-        page = json.loads(f.read_text())
-        for cell in page["cells"]:
-            records[cell["key"]] = {**cell, "page": page["page"]}
-    return records
-
-
-def load_pages() -> list[dict]:
-    return [json.loads(f.read_text()) for f in sorted(STORE.glob("*.json"))]
-
-
-def merge(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    cells = code_cells(nb)
-    records = load_records()
-    for cell, key in zip(cells, cell_keys([c.source for c in cells])):
-        rec = records.get(key)
-        if rec is not None:
-            cell.outputs = [nbformat.from_dict(o) for o in rec["outputs"]]
-            cell.execution_count = rec.get("execution_count")
-    return nb
+from output_store import STORE, load_pages, merge, read_markdown_notebook
 
 
 def read_page(text: str) -> nbformat.NotebookNode:

@@ -1,0 +1,164 @@
+"""A simulated accelerator ("sim") so that device bugs show up without a GPU.
+
+``install(count=2, profile="cuda")`` registers a PyTorch backend named
+``sim`` (devices ``sim:0``, ``sim:1``, ...) through PyTorch's Python
+PrivateUse1 backend API.  Device tensors keep their data in CPU tensors, but
+placement is checked the way CUDA checks it (same error messages, with
+``sim`` in place of ``cuda``), copies between host and device are recorded,
+the device runs on a deterministic virtual clock (asynchronous launches,
+explicit and implicit sync points, stale ``non_blocking`` copies into pinned
+memory until a sync), and a caching-allocator model answers
+``torch.sim.memory_allocated()`` and friends.
+
+IMPORTANT -- registration is process-wide and irreversible:
+
+* PyTorch has a single PrivateUse1 slot per process.  Once ``install()`` ran,
+  the slot is renamed to ``sim``, ``torch.sim`` exists, ``Tensor.sim()`` /
+  ``Module.sim()`` exist, and ``torch.accelerator.current_accelerator()``
+  answers ``device(type='sim')`` (``torch.accelerator.is_available()`` becomes
+  True).  Code that asks "is there an accelerator?" changes its answer.
+* The CPU kernels of ``aten::is_pinned`` / ``aten::_pin_memory`` are replaced
+  (pinned host memory is simulated).
+* Call ``install()`` before the process runs any ``backward()``: the autograd
+  engine sizes its per-device queues once, at the first backward of a
+  process, and sim tensors cannot be backpropagated through afterwards.
+  Backward works on ``sim:0`` only (the Python device-guard API reports one
+  device to the engine); ``sim:1`` is for placement, copies and forward work.
+* Nothing can be unregistered, and ``install`` cannot be re-run with other
+  arguments.
+
+So a grader runs the simulated leg in a process of its own (a subprocess or
+a dedicated pytest process), never in the process that runs the CPU leg.
+
+Public API: ``DEVICE_TYPE``, ``is_supported()``, ``install()``,
+``is_installed()``, ``record()``, ``host_time()``, ``device_time()``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+DEVICE_TYPE = "sim"
+PROFILES = ("cuda", "mps")
+
+_installed_args = None  # (count, profile) once installed
+
+
+def _torch_version_ok() -> bool:
+    import torch
+
+    try:
+        parts = torch.__version__.split("+")[0].split(".")
+        major, minor = int(parts[0]), int("".join(c for c in parts[1] if c.isdigit()) or 0)
+    except Exception:
+        return False
+    return (major, minor) >= (2, 11)
+
+
+def is_supported() -> bool:
+    """True where this torch has the Python PrivateUse1 backend API (torch >= 2.11)."""
+    try:
+        import torch
+
+        if not _torch_version_ok():
+            return False
+        from torch.utils import backend_registration as br
+
+        acc = getattr(torch._C, "_acc", None)
+        return (
+            hasattr(br, "_setup_privateuseone_for_python_backend")
+            and acc is not None
+            and hasattr(acc, "PrivateUse1Hooks")
+            and hasattr(acc, "DeviceGuard")
+            and hasattr(torch.Tensor, "_make_wrapper_subclass")
+        )
+    except Exception:
+        return False
+
+
+def is_installed() -> bool:
+    return _installed_args is not None
+
+
+def install(count: int = 2, profile: str = "cuda") -> None:
+    """Register the simulated device process-wide (see module docstring).
+
+    Idempotent for identical arguments; RuntimeError when unsupported, when
+    called again with different arguments, or when another PrivateUse1
+    backend already owns the slot.
+    """
+    global _installed_args
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
+    if not isinstance(count, int) or count < 1:
+        raise ValueError(f"count must be a positive int, got {count!r}")
+    if _installed_args is not None:
+        if _installed_args == (count, profile):
+            return
+        raise RuntimeError(
+            f"simulated device already installed with count={_installed_args[0]}, "
+            f"profile={_installed_args[1]!r}; registration is process-wide and "
+            f"irreversible, so install(count={count}, profile={profile!r}) needs a "
+            "new process"
+        )
+    if not is_supported():
+        import torch
+
+        raise RuntimeError(
+            f"the simulated device needs torch >= 2.11 with the Python PrivateUse1 "
+            f"backend API; this is torch {torch.__version__}"
+        )
+    import torch
+
+    name = torch._C._get_privateuse1_backend_name()
+    if name not in ("privateuseone", DEVICE_TYPE):
+        raise RuntimeError(
+            f"the PrivateUse1 backend slot is already taken by {name!r} in this process"
+        )
+    from . import _backend
+
+    _backend.register(count, profile)
+    _installed_args = (count, profile)
+
+
+def _require():
+    if _installed_args is None:
+        raise RuntimeError("grader.simulated.install() has not been called in this process")
+    from . import _backend
+
+    return _backend
+
+
+@contextlib.contextmanager
+def record():
+    """Record copies, sync points and launches on the simulated device::
+
+        with record() as rec:
+            loss.item()
+        rec.syncs[0].reason == "item"
+    """
+    b = _require()
+    with b.record() as rec:
+        yield rec
+
+
+def host_time() -> float:
+    """Virtual host clock in milliseconds (advances by a launch cost per op,
+    and up to the device's completion time at every sync point)."""
+    return _require().host_time()
+
+
+def device_time(device=None) -> float:
+    """Virtual time (ms) at which the given device's queue drains."""
+    return _require().device_time(device)
+
+
+__all__ = [
+    "DEVICE_TYPE",
+    "is_supported",
+    "install",
+    "is_installed",
+    "record",
+    "host_time",
+    "device_time",
+]

@@ -1,0 +1,10 @@
+"""The book's pages, and the recorder's helpers, for the book tests."""
+
+import sys
+
+from grader import ROOT
+
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import record  # noqa: E402
+
+PAGES = record.toc_pages()

@@ -1,0 +1,37 @@
+"""Every page runs on the CPU, and the outputs the book shows were recorded from its current code."""
+
+import json
+
+import nbclient
+import pytest
+
+from tests.book.pages import PAGES, record
+
+IDS = [p.stem for p in PAGES]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=IDS)
+def test_page_runs_on_the_cpu(page, tmp_path):
+    nb = record.read_markdown_notebook(page.read_text())
+    if not record.code_cells(nb):
+        pytest.skip("no code")
+    # Cells tagged raises-exception may raise; any other error fails the page.
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+
+
+@pytest.mark.parametrize("page", PAGES, ids=IDS)
+def test_recorded_outputs_match_the_code(page):
+    cells = record.code_cells(record.read_markdown_notebook(page.read_text()))
+    if not cells:
+        pytest.skip("no code")
+    stored = record.STORE / f"{page.stem}.json"
+    assert stored.exists(), f"{page.name} has no recorded outputs: run python book/_ext/record.py {page.relative_to(record.ROOT)}"
+    data = json.loads(stored.read_text())
+    recorded = {c["key"] for c in data["cells"]}
+    keys = record.cell_keys([c.source for c in cells])
+    stale = [i for i, key in enumerate(keys, start=1) if key not in recorded]
+    assert not stale, (
+        f"{page.name}: code cells {stale} (or a code cell before them) changed after the outputs were recorded "
+        f"on {data['hardware']['date']}; record the page again on a GPU machine"
+    )

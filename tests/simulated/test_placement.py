@@ -1,0 +1,99 @@
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+MIX = "Expected all tensors to be on the same device, but found at least two devices, {} and {}!"
+
+
+def test_device_plus_cpu_message_like_cuda():
+    x, y = torch.ones(3, device="sim"), torch.ones(3)
+    with pytest.raises(RuntimeError) as e:
+        x + y
+    assert str(e.value) == MIX.format("sim:0", "cpu")
+    with pytest.raises(RuntimeError) as e:  # CUDA names the device first either way
+        y + x
+    assert str(e.value) == MIX.format("sim:0", "cpu")
+    with pytest.raises(RuntimeError) as e:
+        y.add_(x)
+    assert str(e.value) == MIX.format("sim:0", "cpu")
+
+
+def test_sim0_with_sim1():
+    a, b = torch.ones(3, device="sim:0"), torch.ones(3, device="sim:1")
+    with pytest.raises(RuntimeError) as e:
+        a * b
+    assert str(e.value) == MIX.format("sim:0", "sim:1")
+    with pytest.raises(RuntimeError) as e:
+        b * a
+    assert str(e.value) == MIX.format("sim:1", "sim:0")
+
+
+def test_zero_dim_cpu_scalar_mixes():
+    out = torch.ones(3, device="sim") * torch.tensor(2.0)
+    assert out.device.type == "sim" and out.cpu().tolist() == [2.0, 2.0, 2.0]
+    with pytest.raises(RuntimeError, match="same device"):
+        torch.ones(3, device="sim") * torch.tensor([2.0])
+
+
+def test_codegen_style_messages():
+    with pytest.raises(RuntimeError) as e:
+        torch.ones(2, 3, device="sim") @ torch.ones(3, 2)
+    assert "but got mat2 is on cpu, different from other tensors on sim:0" in str(e.value)
+    with pytest.raises(RuntimeError) as e:
+        nn.Linear(3, 2)(torch.ones(4, 3, device="sim"))
+    assert "got mat1 is on sim:0, different from other tensors on cpu" in str(e.value)
+    with pytest.raises(RuntimeError, match="got index is on cpu"):
+        nn.Embedding(5, 2).to("sim")(torch.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match="got target is on cpu"):
+        F.cross_entropy(torch.zeros(2, 3, device="sim"), torch.tensor([0, 1]))
+
+
+def test_conv_message_like_cuda():
+    conv = nn.Conv2d(1, 2, 3).to("sim")
+    with pytest.raises(RuntimeError) as e:
+        conv(torch.ones(1, 1, 5, 5))
+    assert str(e.value).startswith("Input type (torch.FloatTensor) and weight type (torch.sim.FloatTensor)")
+
+
+def test_cpu_index_into_device_ok_device_index_into_cpu_fails():
+    x = torch.arange(5.0, device="sim")
+    assert x[torch.tensor([1, 3])].cpu().tolist() == [1.0, 3.0]
+    assert x[torch.tensor([True, False, True, False, False])].cpu().tolist() == [0.0, 2.0]
+    x[torch.tensor([0])] = 7.0
+    assert x[0].item() == 7.0
+    with pytest.raises(RuntimeError) as e:
+        torch.arange(5.0)[torch.tensor([1], device="sim")]
+    assert str(e.value) == ("indices should be either on cpu or on the same device as the "
+                            "indexed tensor (cpu)")
+
+
+def test_numpy_on_device_tensor():
+    with pytest.raises(TypeError) as e:
+        torch.ones(2, device="sim").numpy()
+    assert str(e.value) == ("can't convert sim:0 device type tensor to numpy. Use Tensor.cpu() "
+                            "to copy the tensor to host memory first.")
+    assert torch.ones(2, device="sim").cpu().numpy().tolist() == [1.0, 1.0]
+
+
+def test_torch_tensor_of_device_scalars_is_cpu_via_item(rec):
+    a, b = torch.tensor(1.5, device="sim"), torch.tensor(2.5, device="sim")
+    n0 = rec.n_syncs
+    t = torch.tensor([a, b])
+    assert t.device.type == "cpu" and t.tolist() == [1.5, 2.5]
+    assert rec.sync_reasons[n0:] == ["item", "item"]
+
+
+def test_to_and_cpu_both_ways_and_between_indices(rec):
+    x = torch.arange(4.0)
+    s0 = x.to("sim")
+    s1 = s0.to("sim:1")
+    assert s1.device == torch.device("sim:1")
+    back = s1.cpu()
+    assert back.device.type == "cpu" and back.tolist() == x.tolist()
+    assert s0.to(torch.float16).device == torch.device("sim:0")
+    assert len(rec.h2d) == 1 and len(rec.d2d) == 1 and len(rec.d2h) == 1
+    assert rec.h2d[0].nbytes == 16 and rec.h2d[0].dst == "sim:0"
+    assert rec.d2d[0].src == "sim:0" and rec.d2d[0].dst == "sim:1"
+    assert torch.zeros(3, device="sim").sim().device.type == "sim"
+    assert torch.ones(2).sim(1).device == torch.device("sim:1")

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# What the maintainers run on a GPU machine to produce the numbers kept in the repo:
+#   - the fidelity table of the simulated accelerator against real CUDA (one and, if present, two GPUs),
+#   - the course self-check on real GPUs (every exercise fails, every solution passes, on cuda:N legs),
+#   - the book's outputs, recorded page by page (most pages with one GPU visible, multi-GPU pages with all).
+# Usage: tools/on_gpu.sh OUTDIR   (run from the repository root; Python with torch must be python3)
+# Missing packages can come as wheels in .whl/: they go to /tmp/site, appended to sys.path by a .pth file so
+# that the machine's own packages (torch, numpy) still win.
+set -uo pipefail
+out=${1:?usage: tools/on_gpu.sh OUTDIR}
+mkdir -p "$out"
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>&1 | tail -3
+  echo /tmp/site > "$(python3 -c 'import site; print(site.getsitepackages()[0])')/zz-course-wheels.pth"
+fi
+export PYTHONPATH=$PWD NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+ngpu=$(python3 -c 'import torch; print(torch.cuda.device_count())')
+{ nvidia-smi; python3 -c 'import torch, sys; print("torch", torch.__version__, "cuda", torch.version.cuda, "python", sys.version)'; date -u; } > "$out/machine.txt" 2>&1
+
+python3 -m grader.simulated.fidelity --device cuda --out "$out/fidelity_cuda.json" > "$out/fidelity.log" 2>&1
+
+python3 -m pytest tests/test_course.py -q -p no:cacheprovider -o addopts= > "$out/course_on_gpu.log" 2>&1
+
+multi="book/multi-gpu.md"
+pages=$(python3 -c 'import sys; sys.path.insert(0,"book/_ext"); import record; print(" ".join(str(p.relative_to(record.ROOT)) for p in record.toc_pages()))')
+single=$(for p in $pages; do [ "$p" != "$multi" ] && echo "$p"; done)
+CUDA_VISIBLE_DEVICES=0 python3 book/_ext/record.py $single > "$out/record.log" 2>&1
+python3 book/_ext/record.py "$multi" >> "$out/record.log" 2>&1   # with every GPU visible
+tar czf "$out/recorded.tgz" book/_recorded
+tail -5 "$out"/*.log
