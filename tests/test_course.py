@@ -86,3 +86,14 @@ def test_solution_passes_on_every_leg(ex):
     grade = runner.grade(ex, ex.solution_file)
     assert grade.passed, [r for r in grade.results if r.outcome != "passed"]
     assert grade.legs() == sorted(expected_legs(ex))
+
+
+CHAPTERS = sorted(p.removeprefix("book/") for p in toc_pages() if p not in ("book/intro", "book/hardware-status"))
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_ends_with_summary_and_exercises(chapter):
+    text = (ROOT / "book" / f"{chapter}.md").read_text()
+    summary, exercises = text.find("\n## Summary"), text.find("\n## Exercises")
+    assert 0 < summary < exercises, f"{chapter}: needs '## Summary' then '## Exercises'"
+    assert "{course-exercises}" in text[exercises:], f"{chapter}: its Exercises section must list course.toml's"
