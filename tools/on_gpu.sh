@@ -18,13 +18,14 @@ ngpu=$(python3 -c 'import torch; print(torch.cuda.device_count())')
 { nvidia-smi; python3 -c 'import torch, sys; print("torch", torch.__version__, "cuda", torch.version.cuda, "python", sys.version)'; date -u; } > "$out/machine.txt" 2>&1
 
 python3 -m grader.simulated.fidelity --device cuda --out "$out/fidelity_cuda.json" > "$out/fidelity.log" 2>&1
+python3 -m grader.simulated.fidelity --markdown-from "$out/fidelity_cuda.json" > "$out/fidelity_cuda.md" 2>>"$out/fidelity.log"
 
 python3 -m pytest tests/test_course.py -q -p no:cacheprovider -o addopts= > "$out/course_on_gpu.log" 2>&1
 
 multi="book/multi-gpu.md"
 pages=$(python3 -c 'import sys; sys.path.insert(0,"book/_ext"); import record; print(" ".join(str(p.relative_to(record.ROOT)) for p in record.toc_pages()))')
 single=$(for p in $pages; do [ "$p" != "$multi" ] && echo "$p"; done)
-CUDA_VISIBLE_DEVICES=0 python3 book/_ext/record.py $single > "$out/record.log" 2>&1
-python3 book/_ext/record.py "$multi" >> "$out/record.log" 2>&1   # with every GPU visible
+CUDA_VISIBLE_DEVICES=0 timeout 420 python3 book/_ext/record.py $single > "$out/record.log" 2>&1
+timeout 120 python3 book/_ext/record.py "$multi" >> "$out/record.log" 2>&1   # with every GPU visible
 tar czf "$out/recorded.tgz" book/_recorded
 tail -5 "$out"/*.log

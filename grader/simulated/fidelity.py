@@ -348,6 +348,32 @@ def to_markdown(rows: list[dict], title: str = "") -> str:
     return "".join(out)
 
 
+def machine(device_type: str) -> dict:
+    """Which cards, driver, Python and date produced a table: kept with the outcomes."""
+    import datetime
+    import platform
+    import subprocess
+
+    info = {"python": platform.python_version(), "date": datetime.date.today().isoformat()}
+    if device_type == "cuda" and torch.cuda.is_available():
+        info["cards"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+        info["cuda"] = torch.version.cuda
+        try:
+            out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                 capture_output=True, text=True, timeout=30).stdout.split()
+            info["driver"] = out[0] if out else None
+        except (OSError, subprocess.TimeoutExpired):
+            info["driver"] = None
+    return info
+
+
+def describe(data: dict) -> str:
+    cards = ", ".join(data.get("cards", [])) or data["device"]
+    extra = f", driver {data['driver']}, CUDA {data['cuda']}" if data.get("driver") else ""
+    return (f"{cards} ({data['device_count']} device(s){extra}, torch {data['torch']}, "
+            f"Python {data.get('python', '?')}, {data.get('date', '?')})")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--device", default="cuda", help="device type: cuda, sim, mps ...")
@@ -359,7 +385,7 @@ def main(argv=None):
     if args.markdown_from:
         with open(args.markdown_from) as f:
             data = json.load(f)
-        print(to_markdown(data["rows"], f"{data['device']} ({data['device_count']} device(s), torch {data['torch']})"))
+        print(to_markdown(data["rows"], describe(data)))
         return 0
     if args.device == "sim":
         import grader.simulated as gs
@@ -370,13 +396,14 @@ def main(argv=None):
         "device": args.device,
         "device_count": device_count(args.device),
         "torch": torch.__version__,
+        **machine(args.device),
         "rows": rows,
     }
     if args.out:
         with open(args.out, "w") as f:
             json.dump(data, f, indent=1)
     if args.markdown or not args.out:
-        print(to_markdown(rows, f"{args.device} ({data['device_count']} device(s), torch {torch.__version__})"))
+        print(to_markdown(rows, describe(data)))
     return 0
 
 

@@ -28,9 +28,14 @@ def built_book(tmp_path_factory) -> Path:
     return out / "_build" / "html"
 
 
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
 @pytest.fixture(scope="session")
 def book_url(built_book):
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(built_book))
+    handler = functools.partial(QuietHandler, directory=str(built_book))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
