@@ -686,6 +686,12 @@ _MIXED_OK = {"_has_compatible_shallow_copy_type", "is_same_size", "set_"}
 def _conv_check(args):
     x, w = args[0], args[1]
     b = args[2] if len(args) > 2 else None
+    if x.device != w.device and x.device.type == "cpu" and x.dim() == 4:
+        # CUDA (torch 2.11) routes a CPU input with a device weight to its slow conv2d kernel, which says so
+        raise RuntimeError(
+            f"Expected all tensors to be on the same device, but got weight is on {w.device}, different from "
+            f"other tensors on cpu (when checking argument in method wrapper_{DEVICE_TYPE.upper()}___slow_conv2d_forward)"
+        )
     if x.device != w.device:
         tail = " or input should be a MKLDNN tensor and weight is a dense tensor" if x.device.type == "cpu" else ""
         raise RuntimeError(
