@@ -15,8 +15,20 @@ from functools import cache
 from pathlib import Path
 
 import nbformat
+import yaml
+
 BOOK = Path(__file__).resolve().parent.parent
 STORE = BOOK / "_recorded"
+ROOT = BOOK.parent
+
+
+def toc_pages() -> list[Path]:
+    """The book's pages, in reading order (only these are built)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        files += [c["file"] for c in part["chapters"]]
+    return [ROOT / f"{f}.md" for f in files]
 
 
 def cell_keys(sources: list[str]) -> list[str]:
@@ -52,7 +64,8 @@ def load_records() -> dict[str, dict]:
 
 
 def load_pages() -> list[dict]:
-    return [json.loads(f.read_text()) for f in sorted(STORE.glob("*.json"))]
+    """The recorded pages, in reading order."""
+    return [json.loads(f.read_text()) for p in toc_pages() if (f := STORE / f"{p.stem}.json").exists()]
 
 
 def merge(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:

@@ -19,20 +19,9 @@ import tempfile
 from pathlib import Path
 
 import nbclient
-import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from output_store import BOOK, STORE, cell_keys, code_cells, read_markdown_notebook  # noqa: E402
-
-ROOT = BOOK.parent
-
-
-def toc_pages() -> list[Path]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
-    for part in toc.get("parts", []):
-        files += [c["file"] for c in part["chapters"]]
-    return [ROOT / f"{f}.md" for f in files]
+from output_store import ROOT, STORE, cell_keys, code_cells, read_markdown_notebook, toc_pages  # noqa: E402
 
 
 def hardware() -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import nbformat
 from docutils import nodes
+from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
 
 from output_store import STORE, load_pages, merge, read_markdown_notebook
@@ -32,7 +33,7 @@ class RecordedHardware(SphinxDirective):
         for page in load_pages():
             hw = page["hardware"]
             body += _row([
-                page["page"],
+                _doc_link(page["page"]),
                 ", ".join(hw.get("gpus") or ["none (CPU only)"]),
                 hw.get("driver") or "-",
                 hw.get("cuda") or "-",
@@ -45,11 +46,20 @@ class RecordedHardware(SphinxDirective):
         return [table]
 
 
-def _row(cells: list[str]) -> nodes.row:
+def _doc_link(page: str) -> nodes.Node:
+    """A link to a book page, titled as the page is."""
+    ref = addnodes.pending_xref("", refdomain="std", reftype="doc", reftarget=f"/book/{page}", refexplicit=False)
+    ref += nodes.inline(text=page)
+    return ref
+
+
+def _row(cells: list) -> nodes.row:
     row = nodes.row()
-    for text in cells:
+    for cell in cells:
         entry = nodes.entry()
-        entry += nodes.paragraph(text=text)
+        para = nodes.paragraph()
+        para += cell if isinstance(cell, nodes.Node) else nodes.Text(cell)
+        entry += para
         row += entry
     return row
 
