@@ -23,13 +23,7 @@ import torch.nn.functional as F  # noqa: E402
 from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
 
 
-def mlp_step_factory(device):
-    torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10)).to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    x = torch.randn(64, 784).to(device)
-    y = torch.randint(0, 10, (64,)).to(device)
-
+def _train_step(model, opt, x, y):
     def step():
         opt.zero_grad()
         loss = F.cross_entropy(model(x), y)
@@ -38,6 +32,13 @@ def mlp_step_factory(device):
         return loss.item()
 
     return step
+
+
+def mlp_step_factory(device):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10)).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    return _train_step(model, opt, torch.randn(64, 784).to(device), torch.randint(0, 10, (64,)).to(device))
 
 
 def cnn_step_factory(device):
@@ -48,17 +49,7 @@ def cnn_step_factory(device):
         nn.Flatten(), nn.Linear(16 * 7 * 7, 10),
     ).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    x = torch.randn(32, 1, 28, 28).to(device)
-    y = torch.randint(0, 10, (32,)).to(device)
-
-    def step():
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss.item()
-
-    return step
+    return _train_step(model, opt, torch.randn(32, 1, 28, 28).to(device), torch.randint(0, 10, (32,)).to(device))
 
 
 def loader_epoch_factory(device):

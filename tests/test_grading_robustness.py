@@ -90,3 +90,17 @@ def test_cli_check_exit_code(which, capsys):
     assert main(args) == (0 if which == "solution" else 1)
     out = capsys.readouterr().out
     assert ("passes on cpu" in out) == (which == "solution")
+
+
+def test_simulated_leg_is_isolated_from_real_legs(tmp_path):
+    # The simulated backend is registered process-wide: only the sim leg's process may see it.
+    f = tmp_path / "attempt.py"
+    f.write_text(
+        "import torch\n"
+        "def masked_mean(x, lengths):\n"
+        "    assert (x.device.type == 'sim') == hasattr(torch, 'sim'), 'sim backend seen on ' + str(x.device)\n"
+        + EX.solution_file.read_text().split("def masked_mean(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:\n")[1]
+    )
+    grade = runner.grade(EX, f)
+    assert grade.passed, grade.failures
+    assert "sim:0" in grade.legs() and "cpu" in grade.legs()
