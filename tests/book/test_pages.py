@@ -1,11 +1,12 @@
-"""Every page runs on the CPU, and the outputs the book shows were recorded from its current code."""
+"""Every page runs on the CPU, the outputs the book shows were recorded from its current code, and the\nnotebooks the launch buttons open match their pages."""
 
 import json
 
+import jupytext
 import nbclient
 import pytest
 
-from tests.book.pages import PAGES, record
+from tests.book.pages import PAGES, notebooks, record
 
 IDS = [p.stem for p in PAGES]
 
@@ -35,3 +36,12 @@ def test_recorded_outputs_match_the_code(page):
         f"{page.name}: code cells {stale} (or a code cell before them) changed after the outputs were recorded "
         f"on {data['hardware']['date']}; record the page again on a GPU machine"
     )
+
+
+@pytest.mark.parametrize("page", PAGES, ids=IDS)
+def test_launch_notebook_matches_the_page(page):
+    # Colab, Binder and JupyterHub open book/<page>.ipynb: it must say what the page says.
+    path = notebooks.notebook_path(page)
+    assert path.exists(), f"{path.name} is missing: run python book/_ext/notebooks.py"
+    expected = notebooks.cells(record.read_markdown_notebook(page.read_text()))
+    assert notebooks.cells(jupytext.read(path)) == expected, f"{path.name} is stale: run python book/_ext/notebooks.py"
