@@ -73,14 +73,18 @@ def _command(exercise: Exercise, submission: Path, spec: str, report: Path) -> l
     ]
 
 
-def _read_report(path: Path) -> list[CheckResult]:
+def _read_report(path: Path) -> tuple[int | None, list[CheckResult]]:
+    """(number of checks collected, results so far) from a grading process's report."""
     if not path.exists():
-        return []
-    results = []
+        return None, []
+    collected, results = None, []
     for line in path.read_text().splitlines():
         r = json.loads(line)
-        results.append(CheckResult(r["check"], r["leg"] or "-", r["outcome"], r["message"]))
-    return results
+        if "collected" in r:
+            collected = r["collected"]
+        else:
+            results.append(CheckResult(r["check"], r["leg"] or "-", r["outcome"], r["message"]))
+    return collected, results
 
 
 def _process_limit(exercise: Exercise) -> int:
@@ -110,11 +114,14 @@ def grade(exercise: Exercise, submission: Path, device: str | None = None) -> Gr
                 proc.kill()
                 output, _ = proc.communicate()
                 problem = f"the grader stopped your code after {_process_limit(exercise)} s (it never finished)"
-            got = _read_report(report)
-            if problem is None and proc.returncode not in (0, 1):
+            collected, got = _read_report(report)
+            finished = {(r.check, r.leg) for r in got}
+            if problem is None and (proc.returncode not in (0, 1) or collected is None or len(finished) < collected):
                 problem = _crash_message(proc.returncode, output)
-            if problem is not None or not got:
-                problem = problem or _crash_message(proc.returncode, output)
+                if proc.returncode in (0, 1) and collected:
+                    problem = (f"your code ended the grading process after {len(finished)} of {collected} checks "
+                               "(does it call exit()?)")
+            if problem is not None:
                 got.append(CheckResult("(grader process)", spec, "failed", problem))
             result.results += got
     return result

@@ -104,3 +104,10 @@ def test_simulated_leg_is_isolated_from_real_legs(tmp_path):
     grade = runner.grade(EX, f)
     assert grade.passed, grade.failures
     assert "sim:0" in grade.legs() and "cpu" in grade.legs()
+
+
+def test_exit_during_a_check_is_not_a_pass(tmp_path):
+    # Leaving the process early must not turn the checks that never ran into a pass.
+    g = grade_source(tmp_path, "import os\ndef masked_mean(x, lengths):\n    os._exit(0)\n")
+    assert not g.passed
+    assert any("ended the grading process" in r.message or "could not run" in r.message for r in g.failures)
