@@ -107,24 +107,29 @@ def grade(exercise: Exercise, submission: Path, device: str | None = None) -> Gr
             )
             running.append((spec, proc, report))
         for spec, proc, report in running:
-            try:
-                output, _ = proc.communicate(timeout=_process_limit(exercise))
-                problem = None
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                output, _ = proc.communicate()
-                problem = f"the grader stopped your code after {_process_limit(exercise)} s (it never finished)"
-            collected, got = _read_report(report)
-            finished = {(r.check, r.leg) for r in got}
-            if problem is None and (proc.returncode not in (0, 1) or collected is None or len(finished) < collected):
-                problem = _crash_message(proc.returncode, output)
-                if proc.returncode in (0, 1) and collected:
-                    problem = (f"your code ended the grading process after {len(finished)} of {collected} checks "
-                               "(does it call exit()?)")
-            if problem is not None:
-                got.append(CheckResult("(grader process)", spec, "failed", problem))
-            result.results += got
+            result.results += _finish(exercise, spec, proc, report)
     return result
+
+
+def _finish(exercise: Exercise, spec: str, proc: subprocess.Popen, report: Path) -> list[CheckResult]:
+    """Wait for one grading process; its results, plus a failure that says why if it did not end well."""
+    limit = _process_limit(exercise)
+    try:
+        output, _ = proc.communicate(timeout=limit)
+        problem = None
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        output, _ = proc.communicate()
+        problem = f"the grader stopped your code after {limit} s (it never finished)"
+    collected, got = _read_report(report)
+    finished = len({(r.check, r.leg) for r in got})
+    if problem is None and proc.returncode in (0, 1) and collected and finished < collected:
+        problem = f"your code ended the grading process after {finished} of {collected} checks (does it call exit()?)"
+    elif problem is None and (proc.returncode not in (0, 1) or collected is None):
+        problem = _crash_message(proc.returncode, output)
+    if problem is not None:
+        got.append(CheckResult("(grader process)", spec, "failed", problem))
+    return got
 
 
 def _crash_message(code: int, output: str) -> str:
