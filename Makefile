@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine (each creates .venv when needed):
 #   make book   build the book and say where to open it (make serve: the same, served on localhost)
 #   make test   run the project's whole test suite
+# make setup only creates .venv (with the learner's `devcourse` tool in .venv/bin).
 
 VENV   ?= .venv
 PYTHON ?= python3
@@ -11,7 +12,7 @@ PORT   ?= 8000
 #   make test TORCH_SPEC='torch>=2.11'
 TORCH_SPEC ?= $(shell command -v nvidia-smi >/dev/null 2>&1 && echo 'torch>=2.11' || echo 'torch==2.13.0')
 
-.PHONY: book serve test clean
+.PHONY: setup book serve test clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +20,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet "$(TORCH_SPEC)"
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
+
+setup: $(VENV)/.installed
+	@echo "Ready. Activate it with: source $(VENV)/bin/activate   then try: devcourse list"
 
 book: $(VENV)/.installed
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from grader import course, legs, runner
 
-console = Console(highlight=False)
+console = Console(highlight=False, soft_wrap=True)  # long messages: let the terminal wrap them
 
 
 def cmd_list(args) -> int:
@@ -41,6 +41,9 @@ def _exercise(name: str) -> course.Exercise:
 def cmd_check(args) -> int:
     ex = _exercise(args.name)
     file = Path(args.file) if args.file else (ex.solution_file if args.solution else ex.exercise_file)
+    if not file.is_file():
+        console.print(f"[red]{file} does not exist.[/red]")
+        return 2
     try:
         shown = file.resolve().relative_to(Path.cwd())
     except ValueError:
@@ -76,7 +79,10 @@ def cmd_check(args) -> int:
 
 def cmd_hint(args) -> int:
     ex = _exercise(args.name)
-    n = max(1, min(args.n, len(ex.hints)))
+    n = args.n
+    if not 1 <= n <= len(ex.hints):
+        console.print(f"[red]{ex.name} has hints 1 to {len(ex.hints)}.[/red]")
+        return 2
     console.print(f"[bold]Hint {n} of {len(ex.hints)}[/bold] for {ex.name}: {ex.hints[n - 1]}")
     if n < len(ex.hints):
         console.print(f"More: devcourse hint {ex.name} {n + 1}")

@@ -94,6 +94,6 @@ CHAPTERS = sorted(p.removeprefix("book/") for p in toc_pages() if p not in ("boo
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_chapter_ends_with_summary_and_exercises(chapter):
     text = (ROOT / "book" / f"{chapter}.md").read_text()
-    summary, exercises = text.find("\n## Summary"), text.find("\n## Exercises")
-    assert 0 < summary < exercises, f"{chapter}: needs '## Summary' then '## Exercises'"
+    summary, exercises = text.find("\n## Summary"), text.find("\n## Graded exercises")
+    assert 0 < summary < exercises, f"{chapter}: needs '## Summary' then '## Graded exercises'"
     assert "{course-exercises}" in text[exercises:], f"{chapter}: its Exercises section must list course.toml's"

@@ -4,7 +4,7 @@ import torch
 
 from grader.expect import expect_close, expect_device, fail, running
 
-FIX = "register it with self.register_buffer(\"table\", table) so that model.to() moves it."
+FIX = "register it as a buffer (self.register_buffer) so that model.to() moves it."
 
 
 def make(submission, device):
@@ -29,10 +29,13 @@ def test_forward_on_the_device(submission, device):
     expect_close(out[0], submission.sinusoidal_table(16, 8)[:5], "model(zeros)")
 
 
-def test_table_is_not_trainable(submission, device):
+def test_table_is_a_buffer_not_a_parameter(submission, device):
     model = make(submission, device)
     names = [name for name, _ in model.named_parameters()]
+    if "table" in names:
+        fail("AddPositions.table is an nn.Parameter: the optimizer would see it and it would be treated as "
+             "weights. A fixed table belongs in a buffer.")
     if names:
-        fail(f"AddPositions now has trainable parameters {names}: a fixed table belongs in a buffer, not a Parameter.")
+        fail(f"AddPositions now has parameters {names}: a fixed table needs none.")
     if "table" not in dict(model.named_buffers()):
         fail(f"AddPositions.table is not a registered buffer: {FIX}")
