@@ -90,11 +90,11 @@ def no_round_trips(device: torch.device, what: str):
         torch.cuda.set_sync_debug_mode("error")
         try:
             yield
-        except RuntimeError as exc:
-            if "synchronizing" not in str(exc):
+        except (RuntimeError, GradeFailure) as exc:  # raw, or already worded by running()
+            if "synchronizing CUDA operation" not in str(exc):
                 raise
             fail(f"{what} waited for {device} (a copy to the CPU or a read of a GPU value): keep the work on the "
-                 "input's device instead of moving data back and forth.")
+                 f"input's device instead of moving data back and forth.\n{exc}")
         finally:
             torch.cuda.set_sync_debug_mode(previous)
     else:
