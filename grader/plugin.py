@@ -44,14 +44,14 @@ def pytest_configure(config):
         config.pluginmanager.register(GradeReporter(config.getoption("grade_report")), "devcourse-report")
     config._devcourse_simulated = None
     if config._devcourse_legs == [legs_mod.SIMULATED]:
+        import torch
+
         from grader import simulated
 
         if simulated.is_supported():
             simulated.install()
         else:
-            config._devcourse_simulated = (
-                f"the simulated accelerator needs torch >= 2.11 (this is {__import__('torch').__version__})"
-            )
+            config._devcourse_simulated = f"the simulated accelerator needs torch >= 2.11 (this is {torch.__version__})"
 
 
 def pytest_generate_tests(metafunc):
@@ -77,14 +77,17 @@ def submission(request) -> Submission:
         pytest.fail(str(exc), pytrace=False)
 
 
+def _timed_out(excinfo) -> bool:
+    return str(excinfo.value).startswith("Timeout")  # how pytest-timeout fails a test
+
+
 def _learner_message(item, excinfo) -> str:
     exc = excinfo.value
     if isinstance(exc, (GradeFailure, SubmissionError)):
         return str(exc)
     text = str(exc)
-    if text.startswith("Timeout"):
+    if _timed_out(excinfo):
         timeout = item.config.getoption("timeout", None)
-        item.config._devcourse_stuck = True
         return (
             f"your code did not finish within {timeout:g} s: look for a loop that never ends or a wait that never "
             "returns."
@@ -108,6 +111,8 @@ def pytest_runtest_makereport(item, call):
         return
     report = outcome.get_result()
     if call.excinfo is not None and report.failed:
+        if _timed_out(call.excinfo):
+            item.config._devcourse_stuck = True
         message = _learner_message(item, call.excinfo)
         report.longrepr = message  # no grader traceback: the learner sees what went wrong and why
         report.user_properties.append(("learner_message", message))
