@@ -1,8 +1,6 @@
 """The course checks itself (as rustlings' `dev check` does): metadata and files agree, every exercise
 fails its grader as shipped and every solution passes, on every leg that applies."""
 
-from pathlib import Path
-
 import pytest
 import yaml
 

@@ -137,8 +137,10 @@ def record():
             loss.item()
         rec.syncs[0].reason == "item"
     """
-    b = _require()
-    with b.record() as rec:
+    _require()
+    from .instruments import record as _record
+
+    with _record() as rec:
         yield rec
 
 

@@ -19,13 +19,18 @@ Design
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import threading
 import warnings
 import weakref
 
 import torch
+
+from .allocator import CachingAllocator as _Allocator
+from .allocator import round_block as _round
+from .instruments import SyncRecord
+from .instruments import note_copy as _note_copy
+from .instruments import recorders as _recorders
 
 aten = torch.ops.aten
 
@@ -58,100 +63,6 @@ def configure(count: int, profile: str) -> None:
     _clock.reset(_COUNT)
     _allocators.clear()
     _allocators.extend(_Allocator() for _ in range(_COUNT))
-
-
-# --------------------------------------------------------------------------
-# recorder
-# --------------------------------------------------------------------------
-class CopyRecord:
-    __slots__ = ("kind", "nbytes", "non_blocking", "pinned", "src", "dst")
-
-    def __init__(self, kind, nbytes, non_blocking, pinned, src, dst):
-        self.kind = kind
-        self.nbytes = nbytes
-        self.non_blocking = non_blocking
-        self.pinned = pinned
-        self.src = src
-        self.dst = dst
-
-    def __repr__(self):
-        return (
-            f"CopyRecord({self.kind}, {self.nbytes} B, {self.src}->{self.dst}, "
-            f"non_blocking={self.non_blocking}, pinned={self.pinned})"
-        )
-
-
-class SyncRecord:
-    __slots__ = ("reason", "device")
-
-    def __init__(self, reason, device):
-        self.reason = reason
-        self.device = device
-
-    def __repr__(self):
-        return f"SyncRecord({self.reason!r}, {self.device})"
-
-
-class Recorder:
-    """Collects copies, sync points and launches while active (see ``record()``)."""
-
-    def __init__(self):
-        self.h2d: list[CopyRecord] = []
-        self.d2h: list[CopyRecord] = []
-        self.d2d: list[CopyRecord] = []
-        self.syncs: list[SyncRecord] = []
-        self.launches = 0
-        self.ops: dict[str, int] = {}
-
-    @property
-    def copies(self):
-        return self.h2d + self.d2h + self.d2d
-
-    @property
-    def n_syncs(self):
-        return len(self.syncs)
-
-    @property
-    def sync_reasons(self):
-        return [s.reason for s in self.syncs]
-
-    @property
-    def bytes_h2d(self):
-        return sum(c.nbytes for c in self.h2d)
-
-    @property
-    def bytes_d2h(self):
-        return sum(c.nbytes for c in self.d2h)
-
-    @property
-    def bytes_d2d(self):
-        return sum(c.nbytes for c in self.d2d)
-
-    def __repr__(self):
-        return (
-            f"Recorder(launches={self.launches}, h2d={len(self.h2d)}, d2h={len(self.d2h)}, "
-            f"d2d={len(self.d2d)}, syncs={self.sync_reasons})"
-        )
-
-
-_recorders: list[Recorder] = []
-
-
-@contextlib.contextmanager
-def record():
-    rec = Recorder()
-    _recorders.append(rec)
-    try:
-        yield rec
-    finally:
-        _recorders.remove(rec)
-
-
-def _note_copy(kind, nbytes, non_blocking, pinned, src, dst):
-    if _recorders:
-        r = CopyRecord(kind, nbytes, non_blocking, pinned, str(src), str(dst))
-        for rec in _recorders:
-            getattr(rec, kind).append(r)
 
 
 # --------------------------------------------------------------------------
@@ -243,52 +154,6 @@ def _reason(reason):
         yield
     finally:
         _tls.reason = None
-
-
-# --------------------------------------------------------------------------
-# caching allocator model
-# --------------------------------------------------------------------------
-def _round(n):
-    return ((n + 511) // 512) * 512
-
-
-class _Allocator:
-    def __init__(self):
-        self.allocated = 0
-        self.reserved = 0
-        self.peak = 0
-        self.peak_reserved = 0
-        self.free = []  # sorted block sizes kept reserved
-        self.n_alloc = 0
-        self.n_free = 0
-
-    def alloc(self, nbytes):
-        size = _round(nbytes)
-        if size == 0:
-            return 0
-        i = bisect.bisect_left(self.free, size)
-        if i < len(self.free) and self.free[i] <= 2 * size:
-            size = self.free.pop(i)  # reuse a cached block (possibly larger)
-        else:
-            self.reserved += size
-            if self.reserved > self.peak_reserved:
-                self.peak_reserved = self.reserved
-        self.allocated += size
-        self.n_alloc += 1
-        if self.allocated > self.peak:
-            self.peak = self.allocated
-        return size
-
-    def release(self, size):
-        if size == 0:
-            return
-        self.allocated -= size
-        self.n_free += 1
-        bisect.insort(self.free, size)
-
-    def empty_cache(self):
-        self.reserved -= sum(self.free)
-        self.free = []
 
 
 _allocators: list[_Allocator] = [_Allocator(), _Allocator()]

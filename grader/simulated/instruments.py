@@ -1,0 +1,98 @@
+"""Instruments of the simulated accelerator: what a grader reads inside `with record() as rec:`.
+
+The backend appends to every active Recorder as copies, synchronisations and launches happen."""
+
+from __future__ import annotations
+
+import contextlib
+
+
+class CopyRecord:
+    __slots__ = ("kind", "nbytes", "non_blocking", "pinned", "src", "dst")
+
+    def __init__(self, kind, nbytes, non_blocking, pinned, src, dst):
+        self.kind = kind
+        self.nbytes = nbytes
+        self.non_blocking = non_blocking
+        self.pinned = pinned
+        self.src = src
+        self.dst = dst
+
+    def __repr__(self):
+        return (
+            f"CopyRecord({self.kind}, {self.nbytes} B, {self.src}->{self.dst}, "
+            f"non_blocking={self.non_blocking}, pinned={self.pinned})"
+        )
+
+
+class SyncRecord:
+    __slots__ = ("reason", "device")
+
+    def __init__(self, reason, device):
+        self.reason = reason
+        self.device = device
+
+    def __repr__(self):
+        return f"SyncRecord({self.reason!r}, {self.device})"
+
+
+class Recorder:
+    """Collects copies, sync points and launches while active (see ``record()``)."""
+
+    def __init__(self):
+        self.h2d: list[CopyRecord] = []
+        self.d2h: list[CopyRecord] = []
+        self.d2d: list[CopyRecord] = []
+        self.syncs: list[SyncRecord] = []
+        self.launches = 0
+        self.ops: dict[str, int] = {}
+
+    @property
+    def copies(self):
+        return self.h2d + self.d2h + self.d2d
+
+    @property
+    def n_syncs(self):
+        return len(self.syncs)
+
+    @property
+    def sync_reasons(self):
+        return [s.reason for s in self.syncs]
+
+    @property
+    def bytes_h2d(self):
+        return sum(c.nbytes for c in self.h2d)
+
+    @property
+    def bytes_d2h(self):
+        return sum(c.nbytes for c in self.d2h)
+
+    @property
+    def bytes_d2d(self):
+        return sum(c.nbytes for c in self.d2d)
+
+    def __repr__(self):
+        return (
+            f"Recorder(launches={self.launches}, h2d={len(self.h2d)}, d2h={len(self.d2h)}, "
+            f"d2d={len(self.d2d)}, syncs={self.sync_reasons})"
+        )
+
+
+recorders: list[Recorder] = []  # the active ones, innermost last
+
+
+@contextlib.contextmanager
+def record():
+    rec = Recorder()
+    recorders.append(rec)
+    try:
+        yield rec
+    finally:
+        recorders.remove(rec)
+
+
+def note_copy(kind, nbytes, non_blocking, pinned, src, dst):
+    if recorders:
+        r = CopyRecord(kind, nbytes, non_blocking, pinned, str(src), str(dst))
+        for rec in recorders:
+            getattr(rec, kind).append(r)
