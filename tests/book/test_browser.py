@@ -69,14 +69,11 @@ def test_page_loads_cleanly(page, book_url, built_book, path):
 
 def test_next_and_previous_walk_the_whole_book(page, book_url):
     page.goto(f"{book_url}/{HTML[0]}")
-    for expected in HTML[1:]:
-        page.click("a.right-next")
-        page.wait_for_load_state("load")
-        assert page.url.split("#")[0].endswith(expected)
-    for expected in reversed(HTML[:-1]):
-        page.click("a.left-prev")
-        page.wait_for_load_state("load")
-        assert page.url.split("#")[0].endswith(expected)
+    for link, expected_pages in (("a.right-next", HTML[1:]), ("a.left-prev", reversed(HTML[:-1]))):
+        for expected in expected_pages:
+            with page.expect_navigation():
+                page.click(link)
+            assert page.url.split("#")[0].endswith(expected)
 
 
 def test_search_finds_a_term(page, book_url):
