@@ -10,10 +10,7 @@ and a description of the machine go to book/_recorded/<page>.json (see output_st
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import platform
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -21,41 +18,26 @@ from pathlib import Path
 import nbclient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[2]))  # the repository root, for grader
+from grader import machine  # noqa: E402
 from output_store import ROOT, STORE, cell_keys, code_cells, read_markdown_notebook, toc_pages  # noqa: E402
 
 
-def hardware() -> dict:
-    import torch
-
-    gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
-    driver = None
-    if gpus:
-        try:
-            out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                 capture_output=True, text=True, timeout=30).stdout
-            driver = out.splitlines()[0].strip() if out else None
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-    return {
-        "gpus": gpus,
-        "driver": driver,
-        "cuda": torch.version.cuda if gpus else None,
-        "torch": torch.__version__,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "date": datetime.date.today().isoformat(),
-    }
+def execute(nb, timeout: int) -> None:
+    """Run a page's notebook in place, top to bottom, in a fresh kernel and a scratch directory. Cells tagged
+    raises-exception may raise; any other error raises nbclient's CellExecutionError."""
+    with tempfile.TemporaryDirectory(prefix="page-") as scratch:
+        nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                                resources={"metadata": {"path": scratch}}).execute()
 
 
 def record(page: Path, timeout: int) -> Path:
     nb = read_markdown_notebook(page.read_text())
-    with tempfile.TemporaryDirectory(prefix="record-") as scratch:
-        nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                                resources={"metadata": {"path": scratch}}).execute()
+    execute(nb, timeout)
     cells = code_cells(nb)
     data = {
         "page": page.stem,
-        "hardware": hardware(),
+        "hardware": machine.describe(),
         "cells": [
             {"key": key, "execution_count": c.get("execution_count"), "outputs": c.outputs}
             for c, key in zip(cells, cell_keys([c.source for c in cells]))

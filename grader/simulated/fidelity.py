@@ -350,20 +350,12 @@ def to_markdown(rows: list[dict], title: str = "") -> str:
 
 def machine(device_type: str) -> dict:
     """Which cards, driver, Python and date produced a table: kept with the outcomes."""
-    import datetime
-    import platform
-    import subprocess
+    from grader.machine import describe as describe_machine
 
-    info = {"python": platform.python_version(), "date": datetime.date.today().isoformat()}
-    if device_type == "cuda" and torch.cuda.is_available():
-        info["cards"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-        info["cuda"] = torch.version.cuda
-        try:
-            out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                 capture_output=True, text=True, timeout=30).stdout.split()
-            info["driver"] = out[0] if out else None
-        except (OSError, subprocess.TimeoutExpired):
-            info["driver"] = None
+    m = describe_machine()
+    info = {"python": m["python"], "date": m["date"]}
+    if device_type == "cuda" and m["gpus"]:
+        info.update(cards=m["gpus"], cuda=m["cuda"], driver=m["driver"])
     return info
 
 

@@ -3,7 +3,6 @@
 import json
 
 import jupytext
-import nbclient
 import pytest
 
 from tests.book.pages import PAGES, notebooks, record
@@ -12,13 +11,11 @@ IDS = [p.stem for p in PAGES]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=IDS)
-def test_page_runs_on_the_cpu(page, tmp_path):
+def test_page_runs_on_the_cpu(page):
     nb = record.read_markdown_notebook(page.read_text())
     if not record.code_cells(nb):
         pytest.skip("no code")
-    # Cells tagged raises-exception may raise; any other error fails the page.
-    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
-                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    record.execute(nb, timeout=120)  # as the recorder runs it: an error outside raises-exception cells fails
 
 
 @pytest.mark.parametrize("page", PAGES, ids=IDS)
