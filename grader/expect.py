@@ -10,6 +10,8 @@ from contextlib import contextmanager
 import pytest
 import torch
 
+from grader import integrity
+from grader.instruments import Measurement, measure  # noqa: F401 (graders import them from here)
 from grader.submission import Submission, SubmissionError, describe_exception
 
 
@@ -44,7 +46,7 @@ def is_simulator_limit(exc: BaseException) -> bool:
 @contextmanager
 def running(what: str, submission: Submission, explain_device_error: str | None = None):
     """Run learner code. An exception it raises becomes a GradeFailure naming the call, the learner's line,
-    and, for device errors, the explanation given."""
+    and, for device errors, the explanation given. Afterwards, what the checks rely on must be untouched."""
     try:
         yield
     except (GradeFailure, SubmissionError):
@@ -58,6 +60,10 @@ def running(what: str, submission: Submission, explain_device_error: str | None 
         if explain_device_error and is_device_error(exc):
             message += f"\n{explain_device_error}"
         raise GradeFailure(message) from None
+    try:
+        integrity.verify()  # before the check looks at what the learner's code returned
+    except integrity.IntegrityError as exc:
+        raise GradeFailure(str(exc)) from None
 
 
 def expect_tensor(value, what: str) -> torch.Tensor:
@@ -75,30 +81,14 @@ def expect_device(tensor: torch.Tensor, device: torch.device | str, what: str, f
 
 @contextmanager
 def no_round_trips(device: torch.device, what: str):
-    """Fail if the code inside copies data from the device back to the CPU (or waits for the device): on the
-    simulated accelerator its copies are counted, on CUDA its synchronisations are refused."""
-    if device.type == "sim":
-        from grader import simulated
-
-        with simulated.record() as rec:
-            yield
-        if rec.d2h:
-            fail(f"{what} copied {len(rec.d2h)} tensor(s) from {device} to the CPU: keep the work on the input's "
-                 "device instead of moving data back and forth.")
-    elif device.type == "cuda":
-        previous = torch.cuda.get_sync_debug_mode()
-        torch.cuda.set_sync_debug_mode("error")
-        try:
-            yield
-        except (RuntimeError, GradeFailure) as exc:  # raw, or already worded by running()
-            if "synchronizing CUDA operation" not in str(exc):
-                raise
-            fail(f"{what} waited for {device} (a copy to the CPU or a read of a GPU value): keep the work on the "
-                 f"input's device instead of moving data back and forth.\n{exc}")
-        finally:
-            torch.cuda.set_sync_debug_mode(previous)
-    else:
-        yield
+    """Fail if the code inside copies data from the device to the CPU or reads a device value from Python
+    (`.item()`, `int(t)`, `if t:` ...): each makes the host wait for the device. Counted by the same
+    instruments on every leg (see grader.instruments), so the CPU, CUDA, MPS and the simulator agree."""
+    with measure(device) as m:
+        yield m
+    if m.round_trips:
+        fail(f"{what} made {m.describe_round_trips()}: each one makes Python wait for {device}. Keep the work on "
+             "the input's device instead of moving data back and forth.")
 
 
 def expect_close(actual: torch.Tensor, expected: torch.Tensor, what: str, atol=1e-5, rtol=1e-4):

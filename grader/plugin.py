@@ -1,17 +1,20 @@
 """The pytest plugin behind the hidden graders (entry point `devcourse`).
 
 Grading mode starts with `--submission FILE`: the `submission` fixture loads the learner's file (a `.py`
-or a notebook), and every test that takes `device` runs once per leg chosen with `--device`. Failures
-are reported in the learner's terms, and `--grade-report` writes one JSON line per check for the runner.
-Without `--submission` the plugin does nothing, so it is safe in any pytest run."""
+or a notebook), every test that takes `device` runs once per leg chosen with `--device`, and every test that
+takes `devices` runs once per pair of devices of one kind (`sim:0`+`sim:1`, `cuda:0`+`cuda:1`). Failures are
+reported in the learner's terms. After every check the plugin verifies that the learner's code left the
+grader, pytest, torch and builtins as they were (grader.integrity). The grading worker (grader.workers)
+registers a `ChannelReporter` to receive one record per check. Without `--submission` the plugin does
+nothing, so it is safe in any pytest run."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
+from grader import integrity
 from grader import legs as legs_mod
 from grader.expect import GradeFailure
 from grader.submission import Submission, SubmissionError, describe_exception
@@ -26,7 +29,6 @@ def pytest_addoption(parser):
         help="device legs: real (default: cpu and every accelerator), accelerators, cpu, cuda, cuda:N, mps, "
         "or sim (the simulated accelerator, alone in its process); comma-separated",
     )
-    group.addoption("--grade-report", help="append one JSON line per check to this file")
 
 
 def _grading(config) -> bool:
@@ -40,10 +42,8 @@ def pytest_configure(config):
         config._devcourse_legs = legs_mod.parse(config.getoption("device"))
     except legs_mod.LegError as exc:
         raise pytest.UsageError(str(exc)) from None
-    if config.getoption("grade_report"):
-        config.pluginmanager.register(GradeReporter(config.getoption("grade_report")), "devcourse-report")
     config._devcourse_simulated = None
-    if config._devcourse_legs == [legs_mod.SIMULATED]:
+    if set(config._devcourse_legs) <= set(legs_mod.SIMULATED_LEGS):
         import torch
 
         from grader import simulated
@@ -54,16 +54,36 @@ def pytest_configure(config):
             config._devcourse_simulated = f"the simulated accelerator needs torch >= 2.11 (this is {torch.__version__})"
 
 
+def _pairs(legs: list[str]) -> list[tuple[str, str]]:
+    """Two devices of one kind, for checks about moving work between devices: the first two of each kind."""
+    by_type: dict[str, list[str]] = {}
+    for leg in legs:
+        if ":" in leg:
+            by_type.setdefault(leg.split(":")[0], []).append(leg)
+    return [(found[0], found[1]) for found in by_type.values() if len(found) >= 2]
+
+
 def pytest_generate_tests(metafunc):
     config = metafunc.config
-    if _grading(config) and "device" in metafunc.fixturenames:
-        import torch
+    if not _grading(config):
+        return
+    import torch
 
+    legs = config._devcourse_legs
+    if "device" in metafunc.fixturenames:
         if config._devcourse_simulated:
-            legs = [pytest.param(None, id="sim:0", marks=pytest.mark.skip(reason=config._devcourse_simulated))]
-            metafunc.parametrize("device", legs)
-            return
-        metafunc.parametrize("device", [torch.device(leg) for leg in config._devcourse_legs], ids=str)
+            skipped = pytest.mark.skip(reason=config._devcourse_simulated)
+            metafunc.parametrize("device", [pytest.param(None, id=leg, marks=skipped) for leg in legs])
+        else:
+            metafunc.parametrize("device", [torch.device(leg) for leg in legs], ids=str)
+    if "devices" in metafunc.fixturenames:
+        pairs = [] if config._devcourse_simulated else _pairs(legs)
+        if pairs:
+            metafunc.parametrize("devices", [tuple(map(torch.device, p)) for p in pairs],
+                                 ids=["+".join(p) for p in pairs])
+        else:
+            why = config._devcourse_simulated or "needs two devices of one kind; these legs have none"
+            metafunc.parametrize("devices", [pytest.param(None, id="pair", marks=pytest.mark.skip(reason=why))])
 
 
 @pytest.fixture
@@ -104,6 +124,25 @@ def pytest_runtest_setup(item):
         pytest.fail("not tried: an earlier check never finished.", pytrace=False)
 
 
+def pytest_collection_finish(session):
+    # Taken once the grader is imported and before the learner's code is loaded.
+    if _grading(session.config):
+        from grader import instruments
+
+        instruments.warm_up()
+        integrity.baseline = integrity.Baseline()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    outcome = yield
+    if not _grading(item.config) or integrity.baseline is None:
+        return
+    changed = integrity.baseline.changed()
+    if changed:
+        outcome.force_exception(GradeFailure(integrity.tamper_message(changed)))
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
@@ -118,30 +157,31 @@ def pytest_runtest_makereport(item, call):
         report.user_properties.append(("learner_message", message))
 
 
-class GradeReporter:
-    """Writes one JSON line per check as it finishes, so a crash mid-run keeps the results before it."""
+class ChannelReporter:
+    """Sends the check list, then one record per check as it finishes, through `send` (the grading worker's
+    private channel): a crash mid-run keeps the results before it. The list is sent before any learner code
+    has run, so the runner knows which results to expect and refuses any other."""
 
-    def __init__(self, path: str):
-        self.path = path
-
-    def _write(self, record: dict):
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write(json.dumps(record) + "\n")
+    def __init__(self, send):
+        self.send = send
 
     def pytest_collection_finish(self, session):
-        # The runner compares this with the checks reported, so a process that ends early is noticed.
-        self._write({"collected": len(session.items)})
+        self.send({"collected": [_check_and_leg(item.nodeid) for item in session.items]})
 
     def pytest_runtest_logreport(self, report):
         if report.when != "call" and not (report.failed or report.skipped):
             return
-        check, _, leg = report.nodeid.split("::")[-1].partition("[")
+        check, leg = _check_and_leg(report.nodeid)
         skip_reason = report.longrepr[2] if report.skipped and isinstance(report.longrepr, tuple) else ""
-        skip_reason = skip_reason.removeprefix("Skipped: ")
-        self._write({
+        self.send({
             "check": check,
-            "leg": leg.rstrip("]") or None,
+            "leg": leg,
             "outcome": report.outcome,
-            "message": dict(report.user_properties).get("learner_message") or skip_reason,
+            "message": dict(report.user_properties).get("learner_message") or skip_reason.removeprefix("Skipped: "),
             "seconds": round(report.duration, 3),
         })
+
+
+def _check_and_leg(nodeid: str) -> tuple[str, str]:
+    check, _, leg = nodeid.split("::")[-1].partition("[")
+    return check, leg.rstrip("]") or "-"

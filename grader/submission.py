@@ -9,6 +9,8 @@ from pathlib import Path
 
 import nbformat
 
+from grader import integrity
+
 
 class SubmissionError(Exception):
     """The learner's file cannot be used; the message says why, in the learner's terms."""
@@ -64,6 +66,10 @@ class Submission:
                 f"{self.display_name} has a syntax error at line {exc.lineno}: {exc.msg}"
                 f"{': ' + exc.text.strip() if exc.text else ''}. Fix it so the file runs, then check again."
             ) from None
+        try:
+            integrity.check_source(source, self.display_name)
+        except integrity.IntegrityError as exc:
+            raise SubmissionError(str(exc)) from None
         module = types.ModuleType(self.path.stem)
         module.__file__ = self.filename
         try:

@@ -1,6 +1,21 @@
+import os
+import tempfile
+
 import pytest
 
 from grader import course, simulated
+
+# The tests grade through warm workers of their own, ended when the session ends.
+_DAEMON_DIR = tempfile.mkdtemp(prefix="devcourse-tests-")
+os.environ.setdefault("DEVCOURSE_DAEMON_DIR", _DAEMON_DIR)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _grading_daemon():
+    yield
+    from grader import daemon
+
+    daemon.stop()
 
 
 def pytest_report_header(config):

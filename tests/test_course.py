@@ -62,8 +62,13 @@ def test_no_file_without_metadata():
 
 def expected_legs(ex) -> list[str]:
     real = [leg for leg in legs.real_legs() if legs.family(leg) in ex.legs]
-    sim = [legs.SIMULATED] if "accelerator" in ex.legs and simulated.is_supported() else []
+    sim = list(legs.SIMULATED_LEGS) if "accelerator" in ex.legs and simulated.is_supported() else []
     return real + sim
+
+
+def _legs_of(grade) -> list[str]:
+    """Single-device legs that ran ('sim:0+sim:1' pair checks count for both)."""
+    return sorted({leg for r in grade.ran for leg in r.leg.split("+")})
 
 
 @pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
@@ -83,7 +88,41 @@ def test_shipped_exercise_fails_with_its_message(ex):
 def test_solution_passes_on_every_leg(ex):
     grade = runner.grade(ex, ex.solution_file)
     assert grade.passed, [r for r in grade.results if r.outcome != "passed"]
-    assert grade.legs() == sorted(expected_legs(ex))
+    assert set(expected_legs(ex)) <= set(_legs_of(grade)), (expected_legs(ex), grade.legs())
+
+
+# Other submissions of every exercise, kept in tests/submissions/<exercise>/: right_*.py must pass on every
+# leg; wrong_*.py must fail, with the phrase on their first line ('# expect: <phrase>') in a failure message.
+SUBMISSIONS = sorted((ROOT / "tests" / "submissions").glob("*/*.py"))
+
+
+def _expectation(path):
+    first = path.read_text().splitlines()[0]
+    return first.removeprefix("# expect:").strip() if first.startswith("# expect:") else None
+
+
+@pytest.mark.parametrize("path", SUBMISSIONS, ids=[f"{p.parent.name}/{p.stem}" for p in SUBMISSIONS])
+def test_other_submissions(path):
+    ex = course.get(path.parent.name)
+    grade = runner.grade(ex, path)
+    if path.stem.startswith("right_"):
+        assert grade.passed, [r for r in grade.results if r.outcome != "passed"]
+        return
+    assert path.stem.startswith("wrong_"), f"{path.name}: name it right_*.py or wrong_*.py"
+    phrase = _expectation(path)
+    assert phrase, f"{path}: a wrong submission starts with '# expect: <phrase of its failure message>'"
+    assert not grade.passed, f"{path.name} passes but should fail"
+    messages = [r.message for r in grade.failures]
+    assert any(phrase in m for m in messages), f"{path.name}: no failure says {phrase!r}; got {messages}"
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
+def test_every_exercise_has_other_submissions(ex):
+    folder = ROOT / "tests" / "submissions" / ex.name
+    rights = list(folder.glob("right_*.py"))
+    wrongs = list(folder.glob("wrong_*.py"))
+    assert len(rights) >= 2 and len(wrongs) >= 2, (
+        f"{ex.name}: tests/submissions/{ex.name}/ needs at least two right_*.py and two wrong_*.py")
 
 
 CHAPTERS = sorted(p.removeprefix("book/") for p in toc_pages() if p not in ("book/intro", "book/hardware-status"))

@@ -1,51 +1,361 @@
-"""The simulated accelerator's memory model: a caching allocator in the manner of CUDA's.
+"""The simulated accelerator's memory model: CUDA's caching allocator (c10/cuda/CUDACachingAllocator.cpp),
+rule for rule, so that ``memory_allocated`` / ``memory_reserved`` / ``empty_cache`` / out-of-memory
+behave as on a GPU.
 
-Sizes round up to 512-byte blocks; a freed block stays reserved and is reused for any request of at least
-half its size, until empty_cache() hands the cached blocks back."""
+* Every request is rounded up to a multiple of 512 bytes (at least 512).
+* Requests of at most 1 MiB come from the *small pool*, whose segments are 2 MiB; larger ones from the
+  *large pool*: a 20 MiB segment for requests below 10 MiB, otherwise a segment of the request rounded up
+  to a multiple of 2 MiB.
+* A free block is found best-fit (smallest size, then lowest address).  A block bigger than the request
+  is split when the rest is at least 512 bytes (small pool) or more than 1 MiB (large pool).
+* A freed block stays reserved and merges with free neighbours of its segment; ``empty_cache()`` returns
+  every segment that is entirely free.
+* When a new segment would exceed the device's capacity, the cached free segments are released and the
+  request is retried (``num_alloc_retries``); if it still does not fit, ``torch.OutOfMemoryError`` with
+  CUDA's message (device type renamed).
+
+Sizes are exact, so tests can assert them (see ``round_size`` and ``allocation_size``).
+Not modelled: CUDA's context and library workspaces (cuBLAS/cuDNN allocate theirs from the allocator on a
+GPU, e.g. about 32 MiB at the first matmul of a thread on Hopper), streams, ``expandable_segments``.
+"""
 
 from __future__ import annotations
 
 import bisect
+import os
+import re
+
+KiB = 1024
+MiB = 1024 * 1024
+GiB = 1024 * MiB
+
+MIN_BLOCK = 512  # kMinBlockSize
+SMALL_SIZE = 1 * MiB  # kSmallSize: largest request of the small pool
+SMALL_BUFFER = 2 * MiB  # kSmallBuffer: segment size of the small pool
+LARGE_BUFFER = 20 * MiB  # kLargeBuffer: segment for requests in (1 MiB, 10 MiB)
+MIN_LARGE_ALLOC = 10 * MiB  # kMinLargeAlloc
+ROUND_LARGE = 2 * MiB  # kRoundLarge
+
+DEFAULT_CAPACITY = 80 * GiB
+CAPACITY_ENV = "GRADER_SIM_MEMORY"
 
 
-def round_block(n):
-    return ((n + 511) // 512) * 512
+def round_size(n: int) -> int:
+    """Block size of a request of ``n`` bytes (0 stays 0: CUDA allocates nothing for it)."""
+    if n <= 0:
+        return 0
+    if n < MIN_BLOCK:
+        return MIN_BLOCK
+    return MIN_BLOCK * ((n + MIN_BLOCK - 1) // MIN_BLOCK)
+
+
+round_block = round_size  # older name
+
+
+def allocation_size(size: int) -> int:
+    """Segment size requested from the driver for a (rounded) block of ``size`` bytes."""
+    if size <= SMALL_SIZE:
+        return SMALL_BUFFER
+    if size < MIN_LARGE_ALLOC:
+        return LARGE_BUFFER
+    return ROUND_LARGE * ((size + ROUND_LARGE - 1) // ROUND_LARGE)
+
+
+def parse_size(text) -> int:
+    """``"80GiB"``, ``"512 MiB"``, ``"1.5G"``, ``"1000000"`` -> bytes."""
+    if isinstance(text, (int, float)):
+        return int(text)
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([kmgt]?)(i?b?)\s*", str(text), re.I)
+    if not m:
+        raise ValueError(f"not a memory size: {text!r} (use e.g. 80GiB, 512MiB or a number of bytes)")
+    unit = {"": 1, "k": KiB, "m": MiB, "g": GiB, "t": 1024 * GiB}[m.group(2).lower()]
+    return int(float(m.group(1)) * unit)
+
+
+def default_capacity() -> int:
+    env = os.environ.get(CAPACITY_ENV)
+    return parse_size(env) if env else DEFAULT_CAPACITY
+
+
+def format_size(size: int) -> str:
+    """CUDA's format_size (CUDACachingAllocator.cpp)."""
+    if size <= 1024:
+        return f"{size} bytes"
+    if size <= MiB:
+        return f"{size / KiB:.2f} KiB"
+    if size <= GiB:
+        return f"{size / MiB:.2f} MiB"
+    return f"{size / GiB:.2f} GiB"
+
+
+class Block:
+    __slots__ = ("size", "addr", "seg", "prev", "next", "allocated", "small", "requested", "__weakref__")
+
+    def __init__(self, size, addr, seg, small):
+        self.size = size
+        self.addr = addr
+        self.seg = seg
+        self.prev = None
+        self.next = None
+        self.allocated = False
+        self.small = small
+        self.requested = 0
+
+    def __repr__(self):
+        return f"Block({self.size} B at {self.addr:#x}, {'small' if self.small else 'large'}, {'used' if self.allocated else 'free'})"
+
+
+class Stat:
+    __slots__ = ("current", "peak", "allocated", "freed")
+
+    def __init__(self):
+        self.current = self.peak = self.allocated = self.freed = 0
+
+    def add(self, n):
+        if n > 0:
+            self.allocated += n
+        else:
+            self.freed -= n
+        self.current += n
+        if self.current > self.peak:
+            self.peak = self.current
+
+    def as_dict(self):
+        return {"current": self.current, "peak": self.peak, "allocated": self.allocated, "freed": self.freed}
+
+
+STAT_NAMES = ("allocation", "allocated_bytes", "segment", "reserved_bytes", "active", "active_bytes",
+              "requested_bytes", "inactive_split", "inactive_split_bytes")
 
 
 class CachingAllocator:
-    def __init__(self):
-        self.allocated = 0
-        self.reserved = 0
-        self.peak = 0
-        self.peak_reserved = 0
-        self.free = []  # sorted block sizes kept reserved
-        self.n_alloc = 0
-        self.n_free = 0
+    def __init__(self, device_index: int = 0, capacity: int | None = None, device_name: str = "sim"):
+        self.device_index = device_index
+        self.device_name = device_name
+        self.capacity = default_capacity() if capacity is None else int(capacity)
+        self.free_small: list = []  # sorted (size, addr, block)
+        self.free_large: list = []
+        self.segments: list[Block] = []  # first block of each segment
+        self._next_addr = 1 << 32
+        self.stats = {name: [Stat(), Stat(), Stat()] for name in STAT_NAMES}  # all, small, large
+        self.num_alloc_retries = 0
+        self.num_ooms = 0
+        self.num_device_alloc = 0
+        self.num_device_free = 0
 
-    def alloc(self, nbytes):
-        size = round_block(nbytes)
-        if size == 0:
-            return 0
-        i = bisect.bisect_left(self.free, size)
-        if i < len(self.free) and self.free[i] <= 2 * size:
-            size = self.free.pop(i)  # reuse a cached block (possibly larger)
-        else:
-            self.reserved += size
-            if self.reserved > self.peak_reserved:
-                self.peak_reserved = self.reserved
-        self.allocated += size
-        self.n_alloc += 1
-        if self.allocated > self.peak:
-            self.peak = self.allocated
-        return size
+    # --- counters read by torch.sim.memory_* -------------------------------------------------
+    @property
+    def allocated(self):
+        return self.stats["allocated_bytes"][0].current
 
-    def release(self, size):
+    @property
+    def reserved(self):
+        return self.stats["reserved_bytes"][0].current
+
+    @property
+    def peak(self):
+        return self.stats["allocated_bytes"][0].peak
+
+    @property
+    def peak_reserved(self):
+        return self.stats["reserved_bytes"][0].peak
+
+    @property
+    def n_alloc(self):
+        return self.stats["allocation"][0].allocated
+
+    @property
+    def n_free(self):
+        return self.stats["allocation"][0].freed
+
+    def _stat(self, name, small, n):
+        s = self.stats[name]
+        s[0].add(n)
+        s[1 if small else 2].add(n)
+
+    # --- allocation --------------------------------------------------------------------------
+    def alloc(self, nbytes: int):
+        """Allocate a block for ``nbytes``; returns the Block (None for 0 bytes)."""
+        size = round_size(nbytes)
         if size == 0:
+            return None
+        small = size <= SMALL_SIZE
+        pool = self.free_small if small else self.free_large
+        block = self._take_free(pool, size)
+        if block is None:
+            seg_size = allocation_size(size)
+            if self.reserved + seg_size > self.capacity:
+                # CUDA frees its cached blocks and retries before giving up
+                self.num_alloc_retries += 1
+                self.empty_cache()
+                if self.reserved + seg_size > self.capacity:
+                    self.num_ooms += 1
+                    raise self._oom(seg_size)
+            block = self._new_segment(seg_size, small)
+        remaining = block.size - size
+        if remaining >= MIN_BLOCK if small else remaining > SMALL_SIZE:
+            rest = Block(remaining, block.addr + size, block.seg, small)
+            rest.prev, rest.next = block, block.next
+            if block.next is not None:
+                block.next.prev = rest
+            block.next = rest
+            block.size = size
+            self._insert_free(rest)
+            self._stat("inactive_split", small, 1)
+            self._stat("inactive_split_bytes", small, remaining)
+        block.allocated = True
+        block.requested = nbytes
+        self._stat("allocation", small, 1)
+        self._stat("allocated_bytes", small, block.size)
+        self._stat("active", small, 1)
+        self._stat("active_bytes", small, block.size)
+        self._stat("requested_bytes", small, nbytes)
+        return block
+
+    def release(self, block) -> None:
+        if block is None or not block.allocated:
             return
-        self.allocated -= size
-        self.n_free += 1
-        bisect.insort(self.free, size)
+        small = block.small
+        block.allocated = False
+        self._stat("allocation", small, -1)
+        self._stat("allocated_bytes", small, -block.size)
+        self._stat("active", small, -1)
+        self._stat("active_bytes", small, -block.size)
+        self._stat("requested_bytes", small, -block.requested)
+        for nb in (block.prev, block.next):
+            if nb is not None and not nb.allocated:
+                self._remove_free(nb)
+                self._stat("inactive_split", small, -1)
+                self._stat("inactive_split_bytes", small, -nb.size)
+                if nb is block.prev:
+                    nb.size += block.size
+                    nb.next = block.next
+                    if block.next is not None:
+                        block.next.prev = nb
+                    if self.segments and block.seg is block:
+                        pass
+                    block = nb
+                else:
+                    block.size += nb.size
+                    block.next = nb.next
+                    if nb.next is not None:
+                        nb.next.prev = block
+        if block.prev is not None or block.next is not None:
+            self._stat("inactive_split", small, 1)
+            self._stat("inactive_split_bytes", small, block.size)
+        self._insert_free(block)
 
-    def empty_cache(self):
-        self.reserved -= sum(self.free)
-        self.free = []
+    def empty_cache(self) -> None:
+        """Return every entirely free segment to the (virtual) driver."""
+        keep = []
+        for first in self.segments:
+            if not first.allocated and first.next is None:
+                self._remove_free(first)
+                self._stat("segment", first.small, -1)
+                self._stat("reserved_bytes", first.small, -first.size)
+                self.num_device_free += 1
+            else:
+                keep.append(first)
+        self.segments = keep
+
+    # --- helpers -----------------------------------------------------------------------------
+    def _new_segment(self, seg_size, small):
+        b = Block(seg_size, self._next_addr, None, small)
+        b.seg = b
+        self._next_addr += seg_size
+        self.segments.append(b)
+        self._stat("segment", small, 1)
+        self._stat("reserved_bytes", small, seg_size)
+        self.num_device_alloc += 1
+        return b
+
+    def _take_free(self, pool, size):
+        i = bisect.bisect_left(pool, (size, -1))
+        if i == len(pool):
+            return None
+        _, _, block = pool.pop(i)
+        if block.prev is not None or block.next is not None:
+            self._stat("inactive_split", block.small, -1)
+            self._stat("inactive_split_bytes", block.small, -block.size)
+        return block
+
+    def _insert_free(self, block):
+        pool = self.free_small if block.small else self.free_large
+        bisect.insort(pool, (block.size, block.addr, block))
+
+    def _remove_free(self, block):
+        pool = self.free_small if block.small else self.free_large
+        i = bisect.bisect_left(pool, (block.size, block.addr))
+        if i < len(pool) and pool[i][2] is block:
+            pool.pop(i)
+
+    def blocks(self):
+        """(segment size, [(block size, allocated), ...]) per segment, in address order."""
+        out = []
+        for first in self.segments:
+            b, seg, total = first, [], 0
+            while b is not None:
+                seg.append((b.size, b.allocated))
+                total += b.size
+                b = b.next
+            out.append((total, seg))
+        return out
+
+    def mem_get_info(self):
+        return max(0, self.capacity - self.reserved), self.capacity
+
+    def _oom(self, alloc_size):
+        import torch
+
+        free, total = self.mem_get_info()
+        dev = self.device_name
+        msg = (
+            f"{dev.upper()} out of memory. Tried to allocate {format_size(alloc_size)}. GPU {self.device_index} "
+            f"has a total capacity of {format_size(total)} of which {format_size(free)} is free. "
+            f"Including non-PyTorch memory, this process has {format_size(self.reserved)} memory in use. "
+            f"Of the allocated memory {format_size(self.allocated)} is allocated by PyTorch, and "
+            f"{format_size(self.reserved - self.allocated)} is reserved by PyTorch but unallocated. If reserved "
+            f"but unallocated memory is large try setting PYTORCH_{dev.upper()}_ALLOC_CONF=expandable_segments:True "
+            "to avoid fragmentation.  See documentation for Memory Management  "
+            f"(https://docs.pytorch.org/docs/stable/notes/{dev}.html#optimizing-memory-usage-with-pytorch-{dev}-alloc-conf)"
+        )
+        return torch.OutOfMemoryError(msg)
+
+    # --- statistics --------------------------------------------------------------------------
+    def reset_peak(self):
+        for arr in self.stats.values():
+            for s in arr:
+                s.peak = s.current
+
+    def reset_accumulated(self):
+        for arr in self.stats.values():
+            for s in arr:
+                s.allocated = s.freed = 0
+        self.num_alloc_retries = self.num_ooms = self.num_device_alloc = self.num_device_free = 0
+
+    def nested_stats(self) -> dict:
+        """The dict torch._C._accelerator_getDeviceStats returns (torch.accelerator.memory_stats flattens it)."""
+        out = {
+            name: {pool: s.as_dict() for pool, s in zip(("all", "small_pool", "large_pool"), arr)}
+            for name, arr in self.stats.items()
+        }
+        out.update(num_alloc_retries=self.num_alloc_retries, num_ooms=self.num_ooms,
+                   num_sync_all_streams=0, num_device_alloc=self.num_device_alloc,
+                   num_device_free=self.num_device_free, max_split_size=-1,
+                   oversize_allocations={"current": 0, "peak": 0, "allocated": 0, "freed": 0},
+                   oversize_segments={"current": 0, "peak": 0, "allocated": 0, "freed": 0})
+        return out
+
+    def flat_stats(self) -> dict:
+        """torch.cuda.memory_stats()-style flat, sorted dict."""
+        flat = {}
+
+        def walk(prefix, v):
+            if isinstance(v, dict):
+                for k, x in v.items():
+                    walk(f"{prefix}.{k}" if prefix else k, x)
+            else:
+                flat[prefix] = v
+
+        walk("", self.nested_stats())
+        return dict(sorted(flat.items()))

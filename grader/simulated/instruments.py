@@ -36,6 +36,34 @@ class SyncRecord:
         return f"SyncRecord({self.reason!r}, {self.device})"
 
 
+class HostRead:
+    """Python asked for a device value (``.item()``, ``int()``, ``float()``, ``bool()``/``if t:``,
+    ``.tolist()``, ``operator.index``): the host waits for the device, like a CUDA sync point."""
+
+    __slots__ = ("reason", "device")
+
+    def __init__(self, reason, device):
+        self.reason = reason
+        self.device = device
+
+    def __repr__(self):
+        return f"HostRead({self.reason!r}, {self.device})"
+
+
+class RaceRecord:
+    """The host wrote to pinned memory while a non_blocking copy from it had not run yet on the device:
+    on a GPU the device may read old, new or torn data."""
+
+    __slots__ = ("device", "nbytes")
+
+    def __init__(self, device, nbytes):
+        self.device = device
+        self.nbytes = nbytes
+
+    def __repr__(self):
+        return f"RaceRecord({self.device}, {self.nbytes} B)"
+
+
 class Recorder:
     """Collects copies, sync points and launches while active (see ``record()``)."""
 
@@ -44,6 +72,8 @@ class Recorder:
         self.d2h: list[CopyRecord] = []
         self.d2d: list[CopyRecord] = []
         self.syncs: list[SyncRecord] = []
+        self.host_reads: list[HostRead] = []
+        self.races: list[RaceRecord] = []
         self.launches = 0
         self.ops: dict[str, int] = {}
 
@@ -60,6 +90,10 @@ class Recorder:
         return [s.reason for s in self.syncs]
 
     @property
+    def host_read_reasons(self):
+        return [r.reason for r in self.host_reads]
+
+    @property
     def bytes_h2d(self):
         return sum(c.nbytes for c in self.h2d)
 
@@ -74,7 +108,7 @@ class Recorder:
     def __repr__(self):
         return (
             f"Recorder(launches={self.launches}, h2d={len(self.h2d)}, d2h={len(self.d2h)}, "
-            f"d2d={len(self.d2d)}, syncs={self.sync_reasons})"
+            f"d2d={len(self.d2d)}, syncs={self.sync_reasons}, host_reads={self.host_read_reasons})"
         )
 
 
@@ -96,3 +130,17 @@ def note_copy(kind, nbytes, non_blocking, pinned, src, dst):
         r = CopyRecord(kind, nbytes, non_blocking, pinned, str(src), str(dst))
         for rec in recorders:
             getattr(rec, kind).append(r)
+
+
+def note_host_read(reason, device):
+    if recorders:
+        r = HostRead(reason, str(device))
+        for rec in recorders:
+            rec.host_reads.append(r)
+
+
+def note_race(device, nbytes):
+    if recorders:
+        r = RaceRecord(str(device), nbytes)
+        for rec in recorders:
+            rec.races.append(r)

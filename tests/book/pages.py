@@ -1,5 +1,6 @@
 """The book's pages, and the recorder's helpers, for the book tests."""
 
+import json
 import sys
 
 from grader import ROOT
@@ -7,5 +8,23 @@ from grader import ROOT
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 import notebooks  # noqa: E402, F401  (the tests use it through this module)
 import record  # noqa: E402
+import record_digest  # noqa: E402, F401
+import recording_rules  # noqa: E402, F401
 
 PAGES = record.toc_pages()
+# Pages that are text only. Every other page must have code cells: if the parser ever finds none, the tests
+# of those pages fail instead of skipping, and the book cannot quietly lose all its outputs.
+PAGES_WITHOUT_CODE = {"intro", "hardware-status"}
+CODE_PAGES = [p for p in PAGES if p.stem not in PAGES_WITHOUT_CODE]
+
+
+def stored_record(page) -> dict:
+    path = record.STORE / f"{page.stem}.json"
+    assert path.exists(), f"{page.name} has no recorded outputs: {how_to_record(page)}"
+    return json.loads(path.read_text())
+
+
+def how_to_record(page) -> str:
+    gpus = recording_rules.gpus_needed(page.stem)
+    return (f"record it on a machine with {gpus} GPU(s): python book/_ext/record.py "
+            f"{page.relative_to(record.ROOT)} (tools/on_gpu.sh records every page)")

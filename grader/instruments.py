@@ -1,0 +1,166 @@
+"""What a grader measures while learner code runs, recorded the same way on every leg.
+
+A `TorchDispatchMode` sees every aten operation below autograd, whatever the device: the CPU, CUDA, MPS or
+the simulated accelerator. So copies between host and device, host reads of device values
+(`.item()`, `int(t)`, `bool(t)`, `if t:`, `.tolist()` all end in `_local_scalar_dense` or a copy to the CPU),
+operations whose output size depends on device data (the device must finish before the host can go on),
+and the kernels launched are counted by one piece of code on every leg. Peak memory comes from the device
+module (`torch.cuda`, `torch.sim`, ...) where it keeps one.
+
+What dispatch cannot see: explicit synchronisation calls (`torch.cuda.synchronize()`), work queued on other
+threads, and copies made below the dispatcher (the data of `torch.tensor(list, device=...)`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+aten = torch.ops.aten
+
+#: Operations whose output size depends on the values on the device: CUDA must finish the work queued before
+#: them and copy a count to the host (torch.cuda.set_sync_debug_mode flags each).
+DATA_DEPENDENT = {
+    aten.nonzero.default, aten.masked_select.default, aten.unique_consecutive.default,
+    aten._unique2.default, aten.unique_dim.default, aten.repeat_interleave.Tensor,
+    aten.nonzero_static.default,
+}
+_HOST_READ = aten._local_scalar_dense.default
+# Metadata and views launch nothing on a device.
+_NOT_KERNELS = {aten.detach.default, aten.alias.default, aten.lift_fresh.default, aten.empty.memory_format,
+                aten.empty_strided.default, aten._local_scalar_dense.default}
+
+
+@dataclass(frozen=True)
+class Copy:
+    src: str
+    dst: str
+    nbytes: int
+
+
+@dataclass
+class Measurement:
+    """Counts for one `with measure(device):` block, on `device`."""
+
+    device: torch.device
+    h2d: list[Copy] = field(default_factory=list)
+    d2h: list[Copy] = field(default_factory=list)
+    d2d: list[Copy] = field(default_factory=list)
+    host_reads: int = 0  # device values read by Python: .item(), int(t), bool(t), if t: ...
+    data_dependent: list[str] = field(default_factory=list)  # nonzero, masked_select, ... on the device
+    kernels: int = 0  # operations run on the device
+    peak_bytes: int | None = None  # peak device memory allocated inside the block (None: not known here)
+
+    @property
+    def round_trips(self) -> int:
+        """Copies to the CPU plus host reads: each makes the host wait for the device."""
+        return len(self.d2h) + self.host_reads
+
+    @property
+    def syncs(self) -> int:
+        """Times the host had to wait for the device (blocking copies back, host reads, data-dependent sizes)."""
+        return self.round_trips + len(self.data_dependent)
+
+    def describe_round_trips(self) -> str:
+        parts = []
+        if self.d2h:
+            total = sum(c.nbytes for c in self.d2h)
+            parts.append(f"{len(self.d2h)} cop{'y' if len(self.d2h) == 1 else 'ies'} from {self.device} to the CPU "
+                         f"({total} bytes)")
+        if self.host_reads:
+            parts.append(f"{self.host_reads} read{'s' if self.host_reads != 1 else ''} of a {self.device} value by "
+                         "Python (.item(), int(), float(), bool(), .tolist() or an if on a tensor)")
+        return " and ".join(parts) or "nothing"
+
+
+def _is_device(t, device: torch.device) -> bool:
+    return isinstance(t, torch.Tensor) and t.device.type == device.type and t.device.type != "cpu"
+
+
+def _tensors(tree):
+    if isinstance(tree, torch.Tensor):
+        yield tree
+    elif isinstance(tree, (list, tuple)):
+        for x in tree:
+            yield from _tensors(x)
+    elif isinstance(tree, dict):
+        for x in tree.values():
+            yield from _tensors(x)
+
+
+def _nbytes(t: torch.Tensor) -> int:
+    return t.numel() * t.element_size()
+
+
+class _Counter(TorchDispatchMode):
+    def __init__(self, m: Measurement):
+        super().__init__()
+        self.m = m
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        try:
+            self._note(func, args, kwargs, out)
+        except Exception:  # counting must never change what the learner's code does
+            pass
+        return out
+
+    def _note(self, func, args, kwargs, out):
+        m, dev = self.m, self.m.device
+        if func is _HOST_READ:
+            if _is_device(args[0], dev):
+                m.host_reads += 1
+            return
+        if func is aten._to_copy.default or func is aten.copy_.default:
+            src, dst = (args[0], out) if func is aten._to_copy.default else (args[1], args[0])
+            if isinstance(src, torch.Tensor) and isinstance(dst, torch.Tensor) and src.device != dst.device:
+                kind = ("d2h" if dst.device.type == "cpu" else "h2d" if src.device.type == "cpu" else "d2d")
+                getattr(m, kind).append(Copy(str(src.device), str(dst.device), _nbytes(dst)))
+                return
+        on_device = any(_is_device(t, dev) for t in _tensors(args)) or any(_is_device(t, dev) for t in _tensors(out))
+        if dev.type == "cpu":
+            on_device = any(True for _ in _tensors(out))
+        if on_device and func in DATA_DEPENDENT:
+            m.data_dependent.append(func.__name__.split(".")[0])
+        if on_device and func not in _NOT_KERNELS and not func.is_view:
+            m.kernels += 1
+
+
+def warm_up() -> None:
+    """Enter a mode once: the first time imports parts of torch (torch._dynamo among them) that rebind some
+    torch functions, which the integrity check would otherwise take for the learner's doing."""
+    with _Counter(Measurement(torch.device("cpu"))):
+        torch.ones(1).add(1)
+
+
+def _device_module(device: torch.device):
+    if device.type == "cpu":
+        return None
+    try:
+        return torch.get_device_module(device)
+    except Exception:
+        return None
+
+
+@contextlib.contextmanager
+def measure(device: torch.device | str):
+    """Count what the code inside does on `device` (see the module docstring)::
+
+        with measure(device) as m:
+            out = learner_function(x)
+        m.round_trips, m.h2d, m.kernels, m.peak_bytes
+    """
+    device = torch.device(device)
+    m = Measurement(device)
+    mod = _device_module(device)
+    peak_known = mod is not None and hasattr(mod, "reset_peak_memory_stats") and hasattr(mod, "max_memory_allocated")
+    if peak_known:
+        mod.reset_peak_memory_stats(device)
+    with _Counter(m):
+        yield m
+    if peak_known:
+        m.peak_bytes = int(mod.max_memory_allocated(device))

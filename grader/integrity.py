@@ -1,0 +1,185 @@
+"""Keep a submission from grading itself.
+
+The learner's code runs in the grading process, so it could replace what a check relies on (the grader's
+helpers, pytest, `torch.allclose`, a builtin), or look for the grader and behave differently there. Three
+layers make the easy ways fail, each with a message that says what was found:
+
+* `scan(source)` reads the submission before it runs and refuses code that reaches for the grader's internals
+  (imports of `grader`, `pytest`, `gc`, `inspect`, `ctypes`; `sys.modules`, `sys._getframe`, `__import__`,
+  `eval`...) or names the simulated accelerator: a device fix never needs any of them.
+* `Baseline` remembers every function and class of the modules the checks use, taken before the submission
+  is loaded; `Baseline.changed()` names those replaced since. The plugin calls it after every check.
+* `guard_processes()` (in the grading worker) limits the processes learner code may start, across all its
+  descendants, so a fork loop cannot take the machine down.
+
+What this does not do: code in the same process can always, with enough effort (walking frames, writing to
+file descriptors, native code), lie about its result. README's instructors' section says which deployment
+closes that gap.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import mmap
+import os
+import struct
+import sys
+import types
+
+#: Modules the checks rely on; their functions and classes must stay as they were.
+GUARDED_PREFIXES = ("grader", "pytest", "_pytest", "pluggy", "pytest_timeout")
+FORBIDDEN_IMPORTS = {"grader", "pytest", "_pytest", "pluggy", "pytest_timeout", "gc", "inspect", "ctypes",
+                     "builtins", "importlib", "faulthandler", "signal"}
+# Exiting or killing the process is allowed: the runner grades a process that ends early as a failure.
+FORBIDDEN_ATTRIBUTES = {("sys", "modules"), ("sys", "_getframe"), ("sys", "settrace"), ("sys", "setprofile"),
+                        ("sys", "argv"), ("sys", "addaudithook"), ("sys", "meta_path")}
+FORBIDDEN_NAMES = {"__import__", "__builtins__", "exec", "eval", "compile", "globals", "__loader__", "__spec__"}
+FORBIDDEN_SUBSTRINGS = ("PYTEST_CURRENT_TEST", "_python_dispatch", "dispatch_mode", "grade-report")
+
+
+class IntegrityError(Exception):
+    """The submission tried to change how it is graded; the message says what was found."""
+
+
+def _mentions_simulator(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        v = node.value.strip().lower()
+        return v == "sim" or v.startswith("sim:") or v == "privateuseone"
+    if isinstance(node, ast.Attribute):
+        return node.attr in ("sim", "simulated")
+    return False
+
+
+def scan(source: str, filename: str = "<submission>") -> list[str]:
+    """What in the source reaches for the grader or the simulator, one line each ('line N: ...')."""
+    try:
+        tree = ast.parse(source, filename)
+    except SyntaxError:
+        return []  # the loader reports syntax errors in its own words
+    found = []
+
+    def add(node, what):
+        found.append(f"line {node.lineno}: {what}")
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in FORBIDDEN_IMPORTS:
+                    add(node, f"imports {alias.name}")
+        elif isinstance(node, ast.ImportFrom):
+            root = (node.module or "").split(".")[0]
+            if root in FORBIDDEN_IMPORTS:
+                add(node, f"imports from {node.module}")
+            for alias in node.names:
+                if (root, alias.name) in FORBIDDEN_ATTRIBUTES:
+                    add(node, f"imports {root}.{alias.name}")
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if (node.value.id, node.attr) in FORBIDDEN_ATTRIBUTES:
+                add(node, f"uses {node.value.id}.{node.attr}")
+        elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
+            add(node, f"uses {node.id}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            hit = next((s for s in FORBIDDEN_SUBSTRINGS if s in node.value), None)
+            if hit:
+                add(node, f"mentions {hit!r}")
+        if _mentions_simulator(node):
+            add(node, "names the simulated accelerator (code that works on any device never needs to)")
+    return sorted(set(found), key=lambda s: int(s.split()[1].rstrip(":")))
+
+
+def check_source(source: str, display_name: str) -> None:
+    found = scan(source, display_name)
+    if found:
+        raise IntegrityError(
+            f"{display_name} reaches for the grader's own machinery, which a fix never needs; it was not "
+            "graded:\n  " + "\n  ".join(found)
+            + "\nRemove these lines (print() and the error messages are all you need to debug a device bug).")
+
+
+def _guarded_namespaces() -> list[tuple[str, object]]:
+    import torch
+    import torch.nn.functional
+
+    spaces: list[tuple[str, object]] = [
+        ("torch", torch), ("torch.Tensor", torch.Tensor), ("torch.Tensor", torch._C.TensorBase),
+        ("torch.nn.functional", torch.nn.functional), ("torch.nn.Module", torch.nn.Module),
+        ("torch.cuda", torch.cuda), ("torch.accelerator", torch.accelerator), ("torch.testing", torch.testing),
+        ("builtins", builtins), ("os", os), ("sys", sys),
+    ]
+    for name, mod in list(sys.modules.items()):
+        if isinstance(mod, types.ModuleType) and name.split(".")[0] in GUARDED_PREFIXES:
+            spaces.append((name, mod))
+            for attr, value in list(vars(mod).items()):
+                if isinstance(value, type) and getattr(value, "__module__", None) == name:
+                    spaces.append((f"{name}.{attr}", value))
+    return spaces
+
+
+def _callables(ns) -> dict[str, object]:
+    return {k: v for k, v in list(vars(ns).items()) if callable(v) or isinstance(v, (types.ModuleType, property))}
+
+
+class Baseline:
+    """Functions, classes and modules of the guarded namespaces, as they were when it was taken."""
+
+    def __init__(self):
+        # Tuples, with the objects themselves (so an id cannot be reused by a replacement).
+        self._entries = tuple((label, ns, tuple(_callables(ns).items())) for label, ns in _guarded_namespaces())
+
+    def changed(self) -> list[str]:
+        out = []
+        for label, ns, items in self._entries:
+            now = vars(ns)
+            for key, obj in items:
+                if now.get(key, _MISSING) is not obj:
+                    out.append(f"{label}.{key}")
+        return out
+
+
+_MISSING = object()
+
+#: Set by the plugin once the grader is loaded; checked after every check and every call of learner code.
+baseline: Baseline | None = None
+
+
+def verify() -> None:
+    """Raise IntegrityError if anything guarded was replaced since the baseline was taken."""
+    changed = baseline.changed() if baseline is not None else []
+    if changed:
+        raise IntegrityError(tamper_message(changed))
+
+
+def tamper_message(changed: list[str]) -> str:
+    shown = ", ".join(changed[:6]) + (f" and {len(changed) - 6} more" if len(changed) > 6 else "")
+    return (f"your code replaced {shown}, which the grader relies on. A fix never changes torch, pytest, "
+            "builtins or the grader: undo that and fix the device bug itself.")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Processes: a shared budget for every descendant of the grading worker
+# --------------------------------------------------------------------------------------------------------
+MAX_PROCESSES = 64
+_SPAWN_EVENTS = {"os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "subprocess.Popen", "os.system",
+                 "os.exec", "pty.spawn"}
+
+
+def guard_processes(limit: int = MAX_PROCESSES) -> None:
+    """From now on, this process and all its descendants may start at most `limit` processes in all (one
+    counter in shared memory), and may not signal the process that runs the grader. Audit hooks cannot be
+    removed, so learner code cannot lift the limit."""
+    counter = mmap.mmap(-1, 8)  # anonymous and shared: forked children count into the same place
+    parent = os.getppid()
+    pack, unpack = struct.pack_into, struct.unpack_from
+
+    def hook(event, args):
+        if event in _SPAWN_EVENTS:
+            n = unpack("q", counter, 0)[0] + 1
+            pack("q", counter, 0, n)
+            if n > limit:
+                raise RuntimeError(f"the grader stopped your code from starting more than {limit} processes "
+                                   "(a loop that starts processes?)")
+        elif event in ("os.kill", "os.killpg") and args and args[0] in (parent, -parent, 0):
+            raise PermissionError("your code may not signal the grader's processes")
+
+    sys.addaudithook(hook)

@@ -1,0 +1,176 @@
+"""The virtual clock: a host clock and one queue per device, both in microseconds.
+
+Every device op costs the host a launch (``LAUNCH_US``) and the device a kernel (``KERNEL_US``); the
+device starts an op no earlier than the host launched it.  A sync point moves the host clock forward to
+the device's completion time.  This is what makes asynchrony visible without a GPU: timing with
+``time.perf_counter`` and no sync measures launches, events measure the device, and non_blocking copies
+land only when the device has run them.
+
+Copies in flight
+----------------
+* device -> pinned host, ``non_blocking=True``: the host buffer keeps its old contents until a sync point
+  at or after the copy's completion time (``pending_d2h``).
+* pinned host -> device, ``non_blocking=True``: the device reads the pinned source when it runs the copy,
+  not when the host queued it (``pending_h2d``).  The simulator executes ops eagerly, so the copy is
+  applied just before the next op on that device (in stream order the copy comes first) and at sync
+  points.  Until the device clock passes the copy's completion time, a host write to the source is a
+  race: the device sees the new (or torn) data, and the recorder notes a ``RaceRecord``.
+* pageable sources are staged by CUDA before ``copy_`` returns: the copy is immediate, and with
+  ``non_blocking=False`` the host also waits for the device (a sync point).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+import torch
+
+from . import config
+from .instruments import SyncRecord
+from .instruments import note_host_read as _note_host_read
+from .instruments import note_race as _note_race
+from .instruments import recorders as _recorders
+
+
+class Clock:
+    def __init__(self):
+        self.reset(2)
+
+    def reset(self, count):
+        self.host = 0.0
+        self.device = [0.0] * count
+        self.pending = []  # D2H: (complete_time, device_index, dst_cpu, src_snapshot)
+        self.pending_h2d = []  # H2D: [complete_time, device_index, dst_data, src_pinned, snapshot, applied]
+
+
+clock = Clock()
+_tls = threading.local()
+
+
+def host_time() -> float:
+    """Virtual host clock, in milliseconds."""
+    return clock.host / 1000.0
+
+
+def device_time(device=None) -> float:
+    """Virtual time (ms) at which the device's queue will be empty."""
+    return clock.device[config.index(device)] / 1000.0
+
+
+def launch(idx, cost=None, name=None):
+    c = clock
+    c.host += config.LAUNCH_US
+    d = c.device[idx]
+    c.device[idx] = (c.host if c.host > d else d) + (config.KERNEL_US if cost is None else cost)
+    if _recorders:
+        for rec in _recorders:
+            rec.launches += 1
+            if name is not None:
+                rec.ops[name] = rec.ops.get(name, 0) + 1
+
+
+def copy_cost(nbytes, bw=None):
+    return config.COPY_FIXED_US + nbytes / (config.COPY_BYTES_PER_US if bw is None else bw)
+
+
+# ----------------------------------------------------------------- copies in flight
+def queue_h2d(idx, dst_data, src):
+    """A non_blocking copy from pinned ``src`` into the device data ``dst_data`` was launched."""
+    clock.pending_h2d.append([clock.device[idx], idx, dst_data, src, src.clone(), False])
+
+
+def settle_h2d(idx=None):
+    """Run the queued host->device copies of device ``idx`` (all when None) that the device has not run
+    yet, and look for host writes to the sources of copies still in flight (races)."""
+    c = clock
+    keep = []
+    for item in c.pending_h2d:
+        t, i, dst, src, snap, applied = item
+        if idx is not None and i != idx and t > c.host:
+            keep.append(item)
+            continue
+        changed = not torch.equal(src, snap)
+        if changed:
+            # the host wrote to the source before the device had finished the copy: a race
+            _note_race(config.dev(i), src.numel() * src.element_size())
+        if changed or not applied:
+            with torch.no_grad():
+                dst.copy_(src)  # the device reads the source as it is now
+            item[5] = True
+        if t > c.host:
+            if changed:
+                snap.copy_(src)
+            keep.append(item)
+    c.pending_h2d = keep
+
+
+def apply_pending():
+    c = clock
+    if c.pending_h2d:
+        settle_h2d()
+    if not c.pending:
+        return
+    keep = []
+    for item in c.pending:
+        t, _idx, dst, src = item
+        if t <= c.host:
+            with torch.no_grad():
+                dst.copy_(src)
+        else:
+            keep.append(item)
+    c.pending = keep
+
+
+# ----------------------------------------------------------------- sync points
+def sync(reason, idx=None):
+    """Host waits for device ``idx`` (all devices when None).  Recorded once per outermost user-visible
+    reason (the syncs nested inside e.g. print are folded into it)."""
+    c = clock
+    if c.pending_h2d:
+        settle_h2d()  # races are judged at the host time before the wait
+    t = (max(c.device) if c.device else c.host) if idx is None else c.device[idx]
+    if t > c.host:
+        c.host = t
+    apply_pending()
+    outer = getattr(_tls, "reason", None)
+    if outer is not None:
+        if _tls.recorded:
+            return
+        _tls.recorded = True
+        reason = outer
+    if _recorders:
+        r = SyncRecord(reason, None if idx is None else f"{config.DEVICE_TYPE}:{idx}")
+        for rec in _recorders:
+            rec.syncs.append(r)
+
+
+def wait_until(t, reason, device):
+    """Host waits until virtual time ``t`` (an event); recorded as a sync point."""
+    c = clock
+    if c.pending_h2d:
+        settle_h2d()
+    if c.host < t:
+        c.host = t
+    apply_pending()
+    if _recorders:
+        r = SyncRecord(reason, device)
+        for rec in _recorders:
+            rec.syncs.append(r)
+
+
+@contextlib.contextmanager
+def reason(label, read=None, idx=None):
+    """Label the sync points that happen inside (outermost label wins).  ``read`` names a host read of a
+    device value (``item``, ``bool``, ...), recorded once for the outermost read."""
+    if getattr(_tls, "reason", None) is not None:
+        yield
+        return
+    if read is not None and _recorders:
+        _note_host_read(read, config.dev(idx if idx is not None else config.CURRENT[0]))
+    _tls.reason = label
+    _tls.recorded = False
+    try:
+        yield
+    finally:
+        _tls.reason = None

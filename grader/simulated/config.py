@@ -1,0 +1,71 @@
+"""State every part of the simulator shares: how many devices, which profile, the current device, and the
+virtual costs.  Also the device-index rules (what ``sim`` without an index means, which ordinals exist),
+because every other module needs them and they must agree."""
+
+from __future__ import annotations
+
+import torch
+
+DEVICE_TYPE = "sim"
+PROFILES = ("cuda", "mps")
+
+COUNT = 2
+PROFILE = "cuda"
+CURRENT = [0]  # the current device index, as torch.cuda.current_device() (one per process, like CUDA's)
+
+# virtual costs, microseconds
+LAUNCH_US = 5.0  # host time to launch one op
+KERNEL_US = 20.0  # device time of one op
+COPY_FIXED_US = 10.0  # device time of one copy, fixed part
+COPY_BYTES_PER_US = 12_000.0  # ~12 GB/s host<->device
+D2D_BYTES_PER_US = 50_000.0
+
+MPS_DOUBLE_MSG = (
+    "Cannot convert a MPS Tensor to float64 dtype as the MPS framework "
+    "doesn't support float64. Please use float32 instead."
+)
+
+
+def configure(count: int, profile: str) -> None:
+    global COUNT, PROFILE
+    COUNT = int(count)
+    PROFILE = profile
+    CURRENT[0] = 0
+
+
+_DEVICES: list[torch.device] = []
+
+
+def dev(idx: int) -> torch.device:
+    while len(_DEVICES) <= idx:
+        _DEVICES.append(torch.device(DEVICE_TYPE, len(_DEVICES)))
+    return _DEVICES[idx]
+
+
+def invalid_ordinal(idx: int) -> Exception:
+    # CUDA raises torch.AcceleratorError (a RuntimeError) from cudaSetDevice; the first two lines are CUDA's
+    # text with the device type renamed, the last says what the simulator was asked for.
+    cls = getattr(torch, "AcceleratorError", RuntimeError)
+    return cls(
+        f"{DEVICE_TYPE.upper()} error: invalid device ordinal\n"
+        "GPU device may be out of range, do you have enough GPUs?\n"
+        f"(simulated device {DEVICE_TYPE}:{idx} requested; install(count={COUNT}) provides {COUNT} device(s))"
+    )
+
+
+def check_index(idx: int) -> None:
+    if idx < 0 or idx >= COUNT:
+        raise invalid_ordinal(idx)
+
+
+def index(device) -> int:
+    """Device index of ``device`` (None, int, str or torch.device); no index means the current device."""
+    if device is None:
+        return CURRENT[0]
+    if isinstance(device, int):
+        return device
+    if isinstance(device, str):
+        device = torch.device(device)
+    if device.index is None:
+        return CURRENT[0]
+    return device.index

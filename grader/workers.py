@@ -1,0 +1,423 @@
+"""Warm grading processes, so that a check takes a fraction of a second instead of a fresh Python each time.
+
+One *zygote* per leg family waits on a Unix socket in the daemon's folder: `real.sock` (the CPU, every GPU,
+MPS) and `sim.sock` (the simulated accelerator, installed in that zygote only, since its registration is
+process-wide and for good). A zygote has imported torch, pytest and the grader but has never initialised a
+GPU and never run learner code. For each job it starts a *worker* that grades one submission and ends:
+
+* where `fork` is safe (Linux), the worker is a fork of the zygote, so CUDA is initialised after the fork;
+* elsewhere (macOS, or `DEVCOURSE_WORKERS=spawn`), a spare worker is kept started and warm, and replaced
+  after each job.
+
+The worker runs pytest in-process and sends its records through a pipe of its own, each stamped with a
+token the zygote made for this job. The zygote trusts only what it can check: the list of checks sent
+before any learner code ran, one result per check of that list, the token, and an exit code it chose. It
+enforces the time limits, stops every process the learner's code left behind, and answers with the results.
+
+Run as `python -m grader.workers serve --dir DIR` (grader.daemon starts it; it ends after some idle minutes
+or on request).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import secrets
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+# Taken before any learner code can replace them.
+_exit = os._exit
+_write = os.write
+_fork = getattr(os, "fork", None)
+
+FAMILIES = ("real", "sim")
+IDLE_SECONDS = float(os.environ.get("DEVCOURSE_IDLE_SECONDS", 15 * 60))
+GRACE_SECONDS = 5.0  # after a check's own timeout, before the worker is killed
+OUTPUT_LIMIT = 64 * 2**20  # bytes any one file written by the learner's code may reach (prints included)
+START_LIMIT = 120.0  # seconds for a worker to import the grader and collect its checks
+
+
+def use_fork() -> bool:
+    mode = os.environ.get("DEVCOURSE_WORKERS", "")
+    if mode in ("fork", "spawn"):
+        return mode == "fork"
+    return _fork is not None and sys.platform.startswith("linux")
+
+
+def code_digest() -> str:
+    """Changes whenever the grader's code or the Python running it does: a zygote older than that is stale."""
+    root = Path(__file__).resolve().parent
+    stamp = [sys.executable, sys.version]
+    for f in sorted(root.rglob("*.py")):
+        if "checks" not in f.parts:  # graders are imported fresh by each worker
+            stamp.append(f"{f}:{f.stat().st_mtime_ns}")
+    import hashlib
+
+    return hashlib.sha256("\n".join(stamp).encode()).hexdigest()[:16]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The worker: grades one job and ends
+# ----------------------------------------------------------------------------------------------------------
+def _pytest_args(job: dict) -> list[str]:
+    return [
+        job["grader"], "-p", "no:cacheprovider", "-p", "no:randomly", "-c", os.devnull, "--rootdir",
+        str(Path(job["grader"]).parent), f"--timeout={job['timeout']}", "--submission", job["submission"],
+        "--device", job["spec"], "-q", "--no-header", "-o", "addopts=",
+    ]
+
+
+def _work(job: dict, wfd: int, token: str, exit_code: int, log: str) -> None:
+    """Body of a worker process. Never returns."""
+    try:
+        os.setpgid(0, 0)  # one group: everything the learner's code starts can be stopped with it
+    except OSError:
+        pass
+    try:
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (OUTPUT_LIMIT, OUTPUT_LIMIT))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead of killing us
+    except (OSError, ValueError, ImportError, AttributeError):
+        pass
+    os.chdir(job["cwd"])
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # the plugins a grader needs are passed explicitly
+
+    def send(record: dict) -> None:
+        data = (json.dumps({**record, "token": token}) + "\n").encode()
+        while data:
+            data = data[_write(wfd, data):]
+
+    try:
+        import pytest
+        import pytest_timeout
+
+        from grader import integrity, plugin
+
+        integrity.guard_processes()
+        rc = pytest.main(_pytest_args(job), plugins=[plugin, pytest_timeout, plugin.ChannelReporter(send)])
+        send({"end": int(rc)})
+    except BaseException as exc:  # noqa: BLE001 - whatever happened, the zygote must hear of it
+        with contextlib.suppress(BaseException):
+            send({"error": f"{type(exc).__name__}: {exc}"})
+        _exit(70)
+    _exit(exit_code)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The zygote: one job at a time, each in a new worker
+# ----------------------------------------------------------------------------------------------------------
+class Spare:
+    """A worker started ahead of time (spawn mode), waiting on stdin for its one job."""
+
+    def __init__(self, family: str):
+        self.rfd, self.wfd = os.pipe()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "grader.workers", "spare", "--family", family, "--fd", str(self.wfd)],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            pass_fds=(self.wfd,), start_new_session=True, text=True,
+        )
+        os.close(self.wfd)
+
+    def start(self, job: dict, token: str, exit_code: int, log: str) -> int:
+        self.proc.stdin.write(json.dumps({"job": job, "token": token, "exit_code": exit_code, "log": log}) + "\n")
+        self.proc.stdin.close()
+        return self.proc.pid
+
+
+def _children_of(pid: int) -> set[int]:
+    found = set()
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                found |= {int(p) for p in f.read().split()}
+    return found
+
+
+class Zygote:
+    def __init__(self, family: str, folder: Path, keep: set[int]):
+        self.family = family
+        self.folder = folder
+        self.fork = use_fork()
+        self.spare = Spare(family) if not self.fork else None
+        self.known_children = keep  # our own children that are not workers (the other family's zygote)
+        self.private_fds: list[int] = []  # the sockets a worker must not inherit
+        if sys.platform.startswith("linux"):
+            _become_subreaper()  # orphans of the learner's code come back to us, so they can be stopped
+
+    def run_job(self, job: dict) -> dict:
+        token, exit_code = secrets.token_hex(16), 64 + secrets.randbelow(60)
+        log = str(self.folder / f"{self.family}-worker.log")
+        if self.fork:
+            rfd, wfd = os.pipe()
+            pid = _fork()
+            if pid == 0:
+                for fd in (rfd, *self.private_fds):  # else the learner's code could answer the client itself
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                try:
+                    _work(job, wfd, token, exit_code, log)
+                finally:
+                    _exit(70)
+            os.close(wfd)
+        else:
+            spare, self.spare = self.spare, Spare(self.family)
+            rfd, pid = spare.rfd, spare.start(job, token, exit_code, log)
+        try:
+            lines, status, stopped = self._collect(pid, rfd, float(job["timeout"]))
+        finally:
+            os.close(rfd)
+        leftovers = self._stop_leftovers(pid)
+        tail = _tail(log)
+        return judge(lines, token, exit_code, status, stopped, leftovers, tail, job)
+
+    def _collect(self, pid: int, rfd: int, timeout: float) -> tuple[list[str], int | None, str | None]:
+        """Read the worker's records until it ends; stop it when a check overruns or it never starts."""
+        sel = selectors.DefaultSelector()
+        os.set_blocking(rfd, False)
+        sel.register(rfd, selectors.EVENT_READ)
+        buf, status, stopped = b"", None, None
+        last, started = time.monotonic(), False
+        while status is None:
+            for _ in sel.select(timeout=0.02):
+                with contextlib.suppress(BlockingIOError):
+                    chunk = os.read(rfd, 1 << 16)
+                    buf += chunk
+                    if chunk:
+                        last = time.monotonic()
+                        started = started or b'"collected"' in buf
+            done, st = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status = st
+                break
+            limit = timeout + GRACE_SECONDS if started else START_LIMIT
+            if time.monotonic() - last > limit:
+                with contextlib.suppress(OSError):
+                    os.killpg(pid, signal.SIGKILL)
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                _, status = os.waitpid(pid, 0)
+                stopped = (f"the grader stopped your code after {limit:g} s without an answer (it ignored the "
+                           "time limit of its check)")
+        with contextlib.suppress(BlockingIOError, OSError):
+            while chunk := os.read(rfd, 1 << 16):
+                buf += chunk
+        sel.close()
+        return buf.decode(errors="replace").splitlines(), status, stopped
+
+    def _stop_leftovers(self, pid: int) -> int:
+        """Stop whatever the worker's code left running: its process group, and orphans handed to us."""
+        left = 0
+        with contextlib.suppress(OSError):
+            os.killpg(pid, 0)
+            left += 1
+            os.killpg(pid, signal.SIGKILL)
+        mine = {self.spare.proc.pid} if self.spare else set()
+        for child in _children_of(os.getpid()) - mine - self.known_children:
+            with contextlib.suppress(OSError):
+                os.kill(child, signal.SIGKILL)
+                left += 1
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        return left
+
+
+def _become_subreaper() -> None:
+    import ctypes  # the zygote's own code; learner code never runs in this process
+
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def _tail(path: str, limit: int = 2000) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - limit))
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def judge(lines, token, exit_code, status, stopped, leftovers, tail, job) -> dict:
+    """The results of one job, from what the zygote itself can vouch for."""
+    collected, results, seen, forged, end, error = None, [], set(), 0, None, None
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            forged += 1
+            continue
+        if not isinstance(rec, dict) or rec.pop("token", None) != token:
+            forged += 1
+        elif collected is None:
+            if isinstance(rec.get("collected"), list):
+                collected = {tuple(c) for c in rec["collected"]}
+            elif "error" in rec or "end" in rec:  # pytest could not start
+                error = rec.get("error") or f"pytest exit code {rec['end']}"
+            else:
+                forged += 1
+        elif "end" in rec:
+            end = rec["end"]
+        elif "error" in rec:
+            error = rec["error"]
+        else:
+            key = (rec.get("check"), rec.get("leg"))
+            if key not in collected or key in seen:
+                forged += 1
+            else:
+                seen.add(key)
+                results.append({k: rec.get(k) for k in ("check", "leg", "outcome", "message", "seconds")})
+    spec = job["spec"]
+    problems = []
+    code = os.waitstatus_to_exitcode(status) if status is not None else None
+    if forged:
+        problems.append(f"the grading channel received {forged} record(s) the grader did not send: a submission "
+                        "that writes its own results is not graded")
+    if stopped:
+        problems.append(stopped)
+    elif collected is None:
+        problems.append(f"the grader could not run: {error or ''}\n{_last_lines(tail)}".strip())
+    elif code is not None and code < 0:
+        problems.append(f"the process running your code was killed by signal {-code} (a crash in native code, or "
+                        "too much memory?)")
+    elif end is None or code != exit_code:
+        problems.append(f"your code ended the grading process after {len(seen)} of {len(collected)} checks "
+                        "(does it call exit()?)")
+    if leftovers:
+        problems.append(f"your code left {leftovers} process(es) running after its checks; they were stopped. "
+                        "Wait for (join) every process you start.")
+    results += [{"check": "(grader process)", "leg": spec, "outcome": "failed", "message": p, "seconds": 0}
+                for p in problems]
+    return {"results": results}
+
+
+def _last_lines(text: str, n: int = 5) -> str:
+    return "\n".join(text.strip().splitlines()[-n:])
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Serving: one socket per family; JSON lines
+# ----------------------------------------------------------------------------------------------------------
+def _prepare(family: str) -> None:
+    """What every worker of this family needs, imported once (and nothing that initialises a GPU)."""
+    import pytest  # noqa: F401
+    import pytest_timeout  # noqa: F401
+    import torch
+
+    from grader import expect, instruments, integrity, plugin  # noqa: F401
+
+    instruments.warm_up()
+
+    if family == "sim":
+        from grader import simulated
+
+        if simulated.is_supported():
+            simulated.install()
+            # Warm the simulator's caches with forward work (no backward: the autograd engine would start
+            # device threads, and threads do not survive a fork).
+            with torch.no_grad():
+                a = torch.randn(8, 8, device="sim:0")
+                (a @ a + a.mean()).relu().sum(dim=0).to("sim:1").cpu()
+
+
+def _serve(family: str, folder: Path, digest: str, keep: frozenset[int] = frozenset()) -> None:
+    path = folder / f"{family}.sock"
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(16)
+    server.settimeout(IDLE_SECONDS)
+    zygote = Zygote(family, folder, set(keep))
+    try:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                return  # idle for long enough
+            zygote.private_fds = [server.fileno(), conn.fileno()]
+            with conn, conn.makefile("rwb") as stream:
+                request = json.loads(stream.readline() or b"{}")
+                if request.get("stop"):
+                    return
+                if request.get("ping"):
+                    reply = {"digest": digest, "pid": os.getpid()}
+                else:
+                    try:
+                        reply = zygote.run_job(request["job"])
+                    except Exception as exc:  # noqa: BLE001 - answer, then keep serving
+                        reply = {"error": f"{type(exc).__name__}: {exc}"}
+                stream.write((json.dumps(reply) + "\n").encode())
+                stream.flush()
+    finally:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        if zygote.spare:
+            zygote.spare.proc.kill()
+
+
+def serve(folder: Path) -> None:
+    digest = code_digest()
+    folder.mkdir(parents=True, exist_ok=True)
+    if use_fork():
+        _prepare("real")
+        pid = _fork()
+        if pid == 0:
+            try:
+                _prepare("sim")
+                _serve("sim", folder, digest)
+            finally:
+                _exit(0)
+        try:
+            _serve("real", folder, digest, keep=frozenset({pid}))
+        finally:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM)
+    else:
+        sim = subprocess.Popen([sys.executable, "-m", "grader.workers", "zygote", "--family", "sim",
+                                "--dir", str(folder), "--digest", digest])
+        try:
+            _serve("real", folder, digest, keep=frozenset({sim.pid}))
+        finally:
+            sim.terminate()
+
+
+def _spare_main(family: str, fd: int) -> None:
+    _prepare(family)
+    request = json.loads(sys.stdin.readline() or "{}")
+    if not request:
+        _exit(0)
+    _work(request["job"], fd, request["token"], request["exit_code"], request["log"])
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m grader.workers")
+    p.add_argument("role", choices=("serve", "zygote", "spare"))
+    p.add_argument("--dir", type=Path)
+    p.add_argument("--family", choices=FAMILIES)
+    p.add_argument("--fd", type=int)
+    p.add_argument("--digest")
+    args = p.parse_args(argv)
+    if args.role == "serve":
+        serve(args.dir)
+    elif args.role == "zygote":
+        _serve(args.family, args.dir, args.digest)
+    else:
+        _spare_main(args.family, args.fd)
+
+
+if __name__ == "__main__":
+    main()
