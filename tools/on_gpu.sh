@@ -22,10 +22,16 @@ python3 -m grader.simulated.fidelity --markdown-from "$out/fidelity_cuda.json" >
 
 python3 -m pytest tests/test_course.py -q -p no:cacheprovider -o addopts= > "$out/course_on_gpu.log" 2>&1
 
-multi="book/multi-gpu.md"
-pages=$(python3 -c 'import sys; sys.path.insert(0,"book/_ext"); import record; print(" ".join(str(p.relative_to(record.ROOT)) for p in record.toc_pages()))')
-single=$(for p in $pages; do [ "$p" != "$multi" ] && echo "$p"; done)
-CUDA_VISIBLE_DEVICES=0 timeout 420 python3 book/_ext/record.py $single > "$out/record.log" 2>&1
-timeout 120 python3 book/_ext/record.py "$multi" >> "$out/record.log" 2>&1   # with every GPU visible
+# Pages that need several GPUs (book/_ext/recording_rules.py) see them all; the others see one, as a reader's
+# single-GPU machine would. The recorder refuses a page on a machine with fewer GPUs than it needs.
+list_pages='import sys; sys.path.insert(0, "book/_ext"); import record, recording_rules as r
+print(" ".join(str(p.relative_to(record.ROOT)) for p in record.toc_pages() if (r.gpus_needed(p.stem) > 1) == (sys.argv[1] == "multi")))'
+single=$(python3 -c "$list_pages" single)
+multi=$(python3 -c "$list_pages" multi)
+CUDA_VISIBLE_DEVICES=0 timeout 540 python3 book/_ext/record.py $single > "$out/record.log" 2>&1
+timeout 180 python3 book/_ext/record.py $multi >> "$out/record.log" 2>&1   # with every GPU visible
+# The book's record checks (digest, machine, GPU count, tracebacks, glued values, keys) on what was just written.
+python3 -m pytest tests/book/test_records.py tests/book/test_pages.py -k "not runs_on_the_cpu" -q -p no:cacheprovider \
+  -o addopts= > "$out/record_check.log" 2>&1
 tar czf "$out/recorded.tgz" book/_recorded
 tail -5 "$out"/*.log

@@ -9,6 +9,7 @@ ignores these files; tests/book/ checks that each one matches its page.
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from pathlib import Path
 
@@ -28,6 +29,9 @@ def cells(nb) -> list[tuple[str, str]]:
 
 def write(page: Path) -> Path:
     nb = read_markdown_notebook(page.read_text())
+    for i, cell in enumerate(nb.cells):
+        # Ids from the content, not random ones: regenerating an unchanged page leaves its notebook unchanged.
+        cell.id = hashlib.sha256(f"{i}\0{cell.cell_type}\0{cell.source}".encode()).hexdigest()[:8]
     out = notebook_path(page)
     jupytext.write(nb, out, fmt="ipynb")
     return out

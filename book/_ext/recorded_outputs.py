@@ -1,5 +1,8 @@
 """Sphinx side of the recorded outputs: the page reader myst-nb uses for `.md` pages, and the
-`recorded-hardware` directive of the status page. The store itself is output_store.py."""
+`recorded-hardware` directive of the status page. The store itself is output_store.py.
+
+Values that code cells glued (myst-nb's glue format: display_data outputs whose metadata names them) are
+merged with their metadata like any other output, so the {glue:text} roles in the prose find them."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
 
 from output_store import STORE, load_pages, merge, read_markdown_notebook
+from record_digest import digest
 
 
 def read_page(text: str) -> nbformat.NotebookNode:
@@ -22,7 +26,7 @@ class RecordedHardware(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         for f in STORE.glob("*.json"):
             self.env.note_dependency(str(f))
-        columns = ["Page", "GPUs", "Driver", "CUDA", "PyTorch", "Python", "Recorded"]
+        columns = ["Page", "GPUs", "Driver", "CUDA", "PyTorch", "Python", "Recorded", "Outputs"]
         table = nodes.table()
         group = nodes.tgroup(cols=len(columns))
         table += group
@@ -31,19 +35,31 @@ class RecordedHardware(SphinxDirective):
         head += _row(columns)
         body = nodes.tbody()
         for page in load_pages():
-            hw = page["hardware"]
-            body += _row([
-                _doc_link(page["page"]),
-                ", ".join(hw.get("gpus") or ["none (CPU only)"]),
-                hw.get("driver") or "-",
-                hw.get("cuda") or "-",
-                hw["torch"],
-                hw["python"],
-                hw["date"],
-            ])
+            body += _row([_doc_link(page["page"]), *machine_columns(page)])
         group += head
         group += body
         return [table]
+
+
+def machine_columns(record: dict) -> list[str]:
+    """The status table's cells for one page's record (output_store.py), from GPUs to Outputs. Records
+    written before a field existed show "not recorded" rather than breaking the build."""
+    hw = record.get("hardware") or {}
+    gpus = hw.get("gpus")
+    if gpus is None:
+        gpu_text = "not recorded"
+    elif not gpus:
+        gpu_text = "none (CPU only)"
+    else:
+        gpu_text = ", ".join(f"{gpus.count(name)} × {name}" for name in dict.fromkeys(gpus))
+    if "digest" not in record:
+        sealed = "no digest"
+    elif digest(record) == record["digest"]:
+        sealed = "as recorded"
+    else:
+        sealed = "changed after recording"
+    return [gpu_text, hw.get("driver") or "-", hw.get("cuda") or "-",
+            *(hw.get(f) or "not recorded" for f in ("torch", "python", "date")), sealed]
 
 
 def _doc_link(page: str) -> nodes.Node:
