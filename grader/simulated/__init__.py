@@ -18,25 +18,50 @@ IMPORTANT -- registration is process-wide and irreversible:
   answers ``device(type='sim')`` (``torch.accelerator.is_available()`` becomes
   True).  Code that asks "is there an accelerator?" changes its answer.
 * The CPU kernels of ``aten::is_pinned`` / ``aten::_pin_memory`` are replaced
-  (pinned host memory is simulated).
-* Call ``install()`` before the process runs any ``backward()``: the autograd
-  engine sizes its per-device queues once, at the first backward of a
-  process, and sim tensors cannot be backpropagated through afterwards.
-  Backward works on ``sim:0`` only (the Python device-guard API reports one
-  device to the engine); ``sim:1`` is for placement, copies and forward work.
+  (pinned host memory is simulated); ``torch.Generator``, ``torch.Stream`` and
+  ``torch.Event`` become stand-ins that also accept ``device='sim'``;
+  ``torch._C._accelerator_*`` serve the sim; backward runs without autograd
+  device threads; ``Module._apply`` keeps parameter identity on device moves
+  (grader/simulated/registration.py says why for each).
+* Every device is fully usable, backward and optimizers included, on ``sim:1``
+  as on ``sim:0``; ``install()`` may come after a backward ran.
 * Nothing can be unregistered, and ``install`` cannot be re-run with other
   arguments.
 
 So a grader runs the simulated leg in a process of its own (a subprocess or
 a dedicated pytest process), never in the process that runs the CPU leg.
 
+Importing this package (without installing) only wraps torch's rebuild
+function for device tensors so that a sim checkpoint loaded where sim is
+missing fails with CUDA's wording (serialization.py).
+
 Public API: ``DEVICE_TYPE``, ``is_supported()``, ``install()``,
-``is_installed()``, ``record()``, ``host_time()``, ``device_time()``.
+``is_installed()``, ``record()``, ``host_time()``, ``device_time()``,
+``set_memory_capacity()``, ``LIMITS``, ``limit_message()``.
+
+Memory capacity per device: 80 GiB unless ``install(memory_capacity=...)``,
+``set_memory_capacity(nbytes, device=None)`` or the environment variable
+``GRADER_SIM_MEMORY`` (e.g. ``16GiB``) says otherwise; requests beyond it raise
+``torch.OutOfMemoryError`` with CUDA's message.
+
+What ``record()`` collects (instruments.py): ``h2d``/``d2h``/``d2d`` copies,
+``syncs`` (sync points with a reason), ``host_reads`` (``.item()``, ``int()``,
+``float()``, ``bool()``/``if t:``, ``.tolist()``, ``operator.index`` of device
+values), ``races`` (host writes to pinned memory while a non_blocking copy from
+it was in flight), ``launches`` and ``ops``.
+
+What cannot be mirrored is listed in ``LIMITS`` (limits.py), with reasons and
+reproductions; ``limit_message(exc)`` names the limit behind an exception.
 """
 
 from __future__ import annotations
 
 import contextlib
+
+from .limits import LIMITS, limit_message  # noqa: F401
+from .serialization import install_load_hook as _install_load_hook
+
+_install_load_hook()
 
 DEVICE_TYPE = "sim"
 PROFILES = ("cuda", "mps")
@@ -80,12 +105,13 @@ def is_installed() -> bool:
     return _installed_args is not None
 
 
-def install(count: int = 2, profile: str = "cuda") -> None:
+def install(count: int = 2, profile: str = "cuda", *, memory_capacity=None) -> None:
     """Register the simulated device process-wide (see module docstring).
 
     Idempotent for identical arguments; RuntimeError when unsupported, when
     called again with different arguments, or when another PrivateUse1
-    backend already owns the slot.
+    backend already owns the slot.  ``memory_capacity`` (bytes or e.g.
+    ``"16GiB"``) sets every device's capacity (default: ``GRADER_SIM_MEMORY`` or 80 GiB).
     """
     global _installed_args
     if profile not in PROFILES:
@@ -94,6 +120,8 @@ def install(count: int = 2, profile: str = "cuda") -> None:
         raise ValueError(f"count must be a positive int, got {count!r}")
     if _installed_args is not None:
         if _installed_args == (count, profile):
+            if memory_capacity is not None:
+                set_memory_capacity(memory_capacity)
             return
         raise RuntimeError(
             f"simulated device already installed with count={_installed_args[0]}, "
@@ -115,18 +143,19 @@ def install(count: int = 2, profile: str = "cuda") -> None:
         raise RuntimeError(
             f"the PrivateUse1 backend slot is already taken by {name!r} in this process"
         )
-    from . import _backend
+    from .allocator import parse_size
+    from .registration import register
 
-    _backend.register(count, profile)
+    register(count, profile, None if memory_capacity is None else parse_size(memory_capacity))
     _installed_args = (count, profile)
 
 
 def _require():
     if _installed_args is None:
         raise RuntimeError("grader.simulated.install() has not been called in this process")
-    from . import _backend
+    from . import clock
 
-    return _backend
+    return clock
 
 
 @contextlib.contextmanager
@@ -155,7 +184,19 @@ def device_time(device=None) -> float:
     return _require().device_time(device)
 
 
+def set_memory_capacity(nbytes, device=None) -> None:
+    """Capacity of device ``device`` (index, "sim:N" or torch.device; None: every device) in bytes, or a
+    string like ``"16GiB"``.  Allocations beyond it raise torch.OutOfMemoryError as on CUDA."""
+    _require()
+    import torch
+
+    torch.sim.set_memory_capacity(nbytes, device)
+
+
 __all__ = [
+    "set_memory_capacity",
+    "LIMITS",
+    "limit_message",
     "DEVICE_TYPE",
     "is_supported",
     "install",

@@ -232,8 +232,6 @@ class CachingAllocator:
                     nb.next = block.next
                     if block.next is not None:
                         block.next.prev = nb
-                    if self.segments and block.seg is block:
-                        pass
                     block = nb
                 else:
                     block.size += nb.size

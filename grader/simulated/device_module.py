@@ -1,0 +1,243 @@
+"""``torch.sim``: the device module, mirroring the torch.cuda functions a course uses.
+
+Registered by ``torch._register_device_module``; PyTorch itself calls some of these (``manual_seed_all``
+from ``torch.manual_seed``, ``get_amp_supported_dtype`` from ``torch.autocast``, ``current_device`` from
+``Tensor.sim()``, ``is_available`` / ``device_count`` from ``torch.load``)."""
+
+from __future__ import annotations
+
+import torch
+
+from . import config, generators, streams
+from .allocator import parse_size
+from .clock import device_time, host_time, sync
+from .tensor import allocators
+
+
+def _idx(device=None):
+    idx = config.index(device)
+    config.check_index(idx)
+    return idx
+
+
+class device:
+    """Context manager that changes the current device (``with torch.sim.device(1):``), as torch.cuda.device."""
+
+    def __init__(self, device):
+        self.idx = -1 if device is None else config.index(device)
+        self.prev_idx = -1
+
+    def __enter__(self):
+        self.prev_idx = config.CURRENT[0]
+        if self.idx >= 0:
+            config.check_index(self.idx)
+            config.CURRENT[0] = self.idx
+
+    def __exit__(self, *exc):
+        config.CURRENT[0] = self.prev_idx
+        return False
+
+
+class device_of(device):
+    """Context manager that makes the device of tensor ``obj`` current (CPU tensors: no-op)."""
+
+    def __init__(self, obj):
+        super().__init__(obj.get_device() if obj.device.type == config.DEVICE_TYPE else -1)
+
+
+class _DeviceModule:
+    Event = streams.SimEvent
+    Stream = streams.SimStream
+    Generator = generators.SimGenerator
+    OutOfMemoryError = torch.OutOfMemoryError
+    device = device
+    device_of = device_of
+
+    # --- devices ---------------------------------------------------------------------------
+    @staticmethod
+    def is_available():
+        return True
+
+    @staticmethod
+    def is_initialized():
+        return True
+
+    @staticmethod
+    def _is_in_bad_fork():
+        return False
+
+    @staticmethod
+    def _lazy_init():
+        pass
+
+    @staticmethod
+    def init():
+        pass
+
+    @staticmethod
+    def device_count():
+        return config.COUNT
+
+    @staticmethod
+    def current_device():
+        return config.CURRENT[0]
+
+    @staticmethod
+    def set_device(device):
+        idx = config.index(device)
+        if idx < 0:
+            return
+        config.check_index(idx)
+        config.CURRENT[0] = idx
+
+    @staticmethod
+    def get_device_name(device=None):
+        return f"Simulated accelerator ({config.PROFILE} profile)"
+
+    @staticmethod
+    def get_device_capability(device=None):
+        return (9, 0) if config.PROFILE == "cuda" else (0, 0)
+
+    @staticmethod
+    def get_amp_supported_dtype():
+        return [torch.float16, torch.bfloat16]
+
+    @staticmethod
+    def is_bf16_supported(including_emulation=True):
+        return True
+
+    # --- random numbers (one default generator per device, generators.py) -------------------
+    @staticmethod
+    def manual_seed(seed):
+        generators.default(config.CURRENT[0]).manual_seed(int(seed))
+
+    @staticmethod
+    def manual_seed_all(seed):
+        for g in generators.defaults:
+            g.manual_seed(int(seed))
+
+    @staticmethod
+    def seed():
+        generators.default(config.CURRENT[0]).seed()
+
+    @staticmethod
+    def seed_all():
+        s = generators.default(config.CURRENT[0]).seed()
+        for g in generators.defaults:
+            g.manual_seed(s)
+
+    @staticmethod
+    def initial_seed():
+        return generators.default(config.CURRENT[0]).initial_seed()
+
+    @staticmethod
+    def get_rng_state(device="sim"):
+        return generators.default(_idx(device)).get_state()
+
+    @staticmethod
+    def set_rng_state(new_state, device="sim"):
+        generators.default(_idx(device)).set_state(new_state)
+
+    @staticmethod
+    def get_rng_state_all():
+        return [g.get_state() for g in generators.defaults]
+
+    @staticmethod
+    def set_rng_state_all(new_states):
+        for g, s in zip(generators.defaults, new_states):
+            g.set_state(s)
+
+    @staticmethod
+    def default_generator(device=None):
+        return generators.default(_idx(device))
+
+    # --- streams and sync ---------------------------------------------------------------------
+    @staticmethod
+    def synchronize(device=None):
+        sync("synchronize", None if device is None else _idx(device))
+
+    @staticmethod
+    def current_stream(device=None):
+        return streams.current_stream(_idx(device))
+
+    @staticmethod
+    def default_stream(device=None):
+        return streams.default_stream(_idx(device))
+
+    @staticmethod
+    def set_stream(stream):
+        streams.set_stream(stream)
+
+    @staticmethod
+    def stream(stream):
+        return streams._StreamContext(stream)
+
+    # --- memory (allocator.py) ----------------------------------------------------------------
+    @staticmethod
+    def memory_allocated(device=None):
+        return allocators[_idx(device)].allocated
+
+    @staticmethod
+    def max_memory_allocated(device=None):
+        return allocators[_idx(device)].peak
+
+    @staticmethod
+    def memory_reserved(device=None):
+        return allocators[_idx(device)].reserved
+
+    @staticmethod
+    def max_memory_reserved(device=None):
+        return allocators[_idx(device)].peak_reserved
+
+    @staticmethod
+    def reset_peak_memory_stats(device=None):
+        allocators[_idx(device)].reset_peak()
+
+    @staticmethod
+    def reset_max_memory_allocated(device=None):
+        allocators[_idx(device)].reset_peak()
+
+    @staticmethod
+    def reset_accumulated_memory_stats(device=None):
+        allocators[_idx(device)].reset_accumulated()
+
+    @staticmethod
+    def empty_cache():
+        # torch.cuda.empty_cache() releases the cached blocks of the current device
+        allocators[config.CURRENT[0]].empty_cache()
+
+    @staticmethod
+    def memory_stats(device=None):
+        return allocators[_idx(device)].flat_stats()
+
+    @staticmethod
+    def mem_get_info(device=None):
+        return allocators[_idx(device)].mem_get_info()
+
+    @staticmethod
+    def memory_summary(device=None, abbreviated=False):
+        a = allocators[_idx(device)]
+        mib = 1024 * 1024
+        return (
+            f"simulated {config.DEVICE_TYPE} memory summary, device ID {_idx(device)}\n"
+            f"  allocated: {a.allocated / mib:.1f} MiB (peak {a.peak / mib:.1f} MiB)\n"
+            f"  reserved:  {a.reserved / mib:.1f} MiB (peak {a.peak_reserved / mib:.1f} MiB)\n"
+            f"  segments:  {len(a.segments)}, retries: {a.num_alloc_retries}, OOMs: {a.num_ooms}\n"
+        )
+
+    @staticmethod
+    def set_memory_capacity(nbytes, device=None):
+        """Capacity of one device (``device`` None: every device); bytes or a string like ``"16GiB"``."""
+        n = parse_size(nbytes)
+        targets = allocators if device is None else [allocators[_idx(device)]]
+        for a in targets:
+            a.capacity = n
+
+    # --- the virtual clock ----------------------------------------------------------------------
+    @staticmethod
+    def host_time():
+        return host_time()
+
+    @staticmethod
+    def device_time(device=None):
+        return device_time(device)

@@ -1,0 +1,103 @@
+"""What the simulator cannot mirror, and why -- so that a grader can say so instead of failing or
+skipping silently.
+
+``LIMITS`` maps a short key to a ``Limit`` (what differs from CUDA, why PyTorch's Python backend API
+cannot do it, and the smallest reproduction).  ``limit_message(exc)`` returns a sentence for an exception
+that comes from one of these limits (None otherwise), for graders to print next to the learner's error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Limit:
+    what: str
+    why: str
+    repro: str
+
+
+LIMITS: dict[str, Limit] = {
+    "raw_device_generator": Limit(
+        what="torch._C.Generator(device='sim') (the C++ class itself) raises NotImplementedError; "
+             "torch.Generator(device='sim') works (a Python stand-in returns a SimGenerator).",
+        why="the Python PrivateUse1 hooks (torch._C._acc.PrivateUse1Hooks, torch/csrc/acc/Module.cpp) expose only "
+            "is_available/is_built/has_primary_context; getDefaultGenerator/getNewGenerator call the base class, "
+            "which raises ('implement `getNewGenerator` ... for PrivateUse1').",
+        repro="import torch, grader.simulated as gs; gs.install(); torch._C.Generator(device='sim')",
+    ),
+    "device_generator_on_cpu_op": Limit(
+        what="a sim generator passed to a CPU op is accepted; CUDA raises \"Expected a 'cpu' device type for "
+             "generator but found 'cuda'\".",
+        why="a SimGenerator is a CPU generator underneath, and CPU ops never reach the simulator's Python code.",
+        repro="g = torch.Generator(device='sim'); torch.randn(3, generator=g)  # CUDA: RuntimeError",
+    ),
+    "device_count_of_guard": Limit(
+        what="the C++ device guard of the Python backend reports 1 device and device 0 as current; the simulator "
+             "keeps its own current device (torch.sim.current_device) and runs backward without per-device "
+             "autograd threads (autograd multithreading is switched off around every backward).",
+        why="PythonDeviceGuard::deviceCount() returns 1 and getDevice() returns index 0 (torch/csrc/acc/Module.cpp); "
+            "the autograd engine sizes its device queues from deviceCount() and asserts on sim:1 "
+            "(engine.cpp: 'device.index() < device_ready_queues_.size()') unless multithreading is off.",
+        repro="import torch, grader.simulated as gs; gs.install(); torch._C._set_multithreading_enabled(True); "
+              "w = torch.ones(2, device='sim:1', requires_grad=True); torch._C._EngineBase  # backward via "
+              "torch.autograd.Variable._execution_engine.run_backward((w.sum(),), ...) asserts",
+    ),
+    "streams_share_a_queue": Limit(
+        what="all streams of a sim device share one queue: work on a side stream never overlaps or races with "
+             "the default stream.",
+        why="a design choice of the virtual clock (one queue per device); CUDA's stream semantics are not modelled.",
+        repro="s = torch.sim.Stream(); with torch.sim.stream(s): y = x * 2  # ordered after earlier work",
+    ),
+    "load_without_grader": Limit(
+        what="a sim checkpoint loaded without map_location in a process that never imported grader.simulated "
+             "fails with torch's device-string error instead of CUDA's 'Attempting to deserialize object on a "
+             "... device but torch.....is_available() is False'.",
+        why="the checkpoint can only name torch functions allowed by weights_only loading "
+            "(_rebuild_device_tensor_from_cpu_tensor), whose text comes from torch.device('sim:0'); the CUDA-shaped "
+            "text needs grader.simulated's load hook (installed on import).",
+        repro="python -c \"import torch; torch.load('sim_checkpoint.pt')\"",
+    ),
+    "library_workspaces": Limit(
+        what="memory counters omit what CUDA libraries take from the caching allocator (cuBLAS/cuBLASLt "
+             "workspaces, ~32 MiB per thread and stream on Hopper at the first matmul) and the CUDA context.",
+        why="they depend on the card, the library versions and the threads; the allocator rules themselves "
+            "(512-byte rounding, 2 MiB small segments, 20 MiB buffers, 2 MiB rounding, splitting, empty_cache) "
+            "are modelled exactly.",
+        repro="torch.sim.memory_allocated() after the first nn.Linear forward: CUDA shows ~32 MiB more",
+    ),
+    "compile_runs_eager": Limit(
+        what="torch.compile on sim tensors runs (dynamo falls back to eager at the device's ops), with no "
+             "compiled kernels and no speed-up to measure.",
+        why="inductor has no code generator for a PrivateUse1 device defined in Python.",
+        repro="torch.compile(lambda x: x.sin())(torch.ones(3, device='sim'))",
+    ),
+    "h2d_race_window": Limit(
+        what="a non_blocking copy from pinned memory is applied at the next op on its device or at a sync; a host "
+             "write to the source after that op but before the copy's virtual completion time is detected "
+             "(recorded as a race, later ops see the new data) but the ops already run saw the old data.",
+        why="the simulator executes ops eagerly in Python; it cannot re-run ops when a later host write shows that "
+            "the device would have read different data.",
+        repro="b = torch.ones(4).pin_memory(); x = b.to('sim', non_blocking=True); y = x * 2; b.zero_(); "
+              "torch.sim.synchronize()  # rec.races == 1, y computed from ones",
+    ),
+}
+
+_PATTERNS = [
+    (re.compile(r"getNewGenerator|getDefaultGenerator"), "raw_device_generator"),
+    (re.compile(r"device type at start of device string: sim"), "load_without_grader"),
+    (re.compile(r"Backend doesn't support"), "device_count_of_guard"),
+    (re.compile(r"device_ready_queues_"), "device_count_of_guard"),
+]
+
+
+def limit_message(exc: BaseException) -> str | None:
+    """A sentence naming the simulator limit behind ``exc``, or None when ``exc`` is not one of them."""
+    text = f"{type(exc).__name__}: {exc}"
+    for pat, key in _PATTERNS:
+        if pat.search(text):
+            lim = LIMITS[key]
+            return f"simulator limit ({key}): {lim.what} Why: {lim.why}"
+    return None

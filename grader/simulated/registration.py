@@ -1,0 +1,150 @@
+"""Process-wide registration of the simulated device (called once, by ``install``).
+
+What it changes in the process, and why each is needed:
+
+* the PrivateUse1 slot is renamed ``sim``, with torch.sim (device_module.py), the Python hooks and device
+  guard, and PrivateUse1 kernels for ``empty``/``empty_strided``/copies/``_local_scalar_dense`` (tensor.py);
+* the CPU kernels of ``is_pinned`` / ``_pin_memory`` (pinned.py);
+* ``torch.Generator`` / ``torch.Stream`` / ``torch.Event`` become stand-ins that return sim objects for a
+  sim device (generators.py, streams.py) and the real classes otherwise;
+* ``torch._C._accelerator_*`` serve the sim (accelerator.py), autocast kernels on AutocastPrivateUse1
+  (autocast.py);
+* every backward runs with autograd multithreading off: the Python device guard reports one device, so
+  the engine has a device queue for sim:0 only and would assert on sim:1 (and on sim:0 when the first
+  backward of the process ran before install).  Without device threads, backward runs on the calling
+  thread -- also safe across fork;
+* ``Module._apply`` keeps parameter identity when moving to or from sim (as ``param.data = ...`` does on
+  CUDA): wrapper tensors cannot share a TensorImpl type with CPU tensors, so without this ``model.to('sim')``
+  would create new Parameter objects and an optimizer built before the move would silently update the
+  old CPU ones.  Parameters are swapped in place (``torch.utils.swap_tensors``) instead;
+* ``SimTensor`` joins the optimizers' foreach-supported tensor types (a CUDA parameter's type is
+  Parameter, a sim parameter's is SimTensor), so optimizers pick the same foreach path as on CUDA and
+  fail the same way on state left on the CPU.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+import torch
+
+from . import accelerator, autocast, config, generators, streams
+from .clock import clock
+from .device_module import _DeviceModule
+from .pinned import is_pinned_kernel, pin_memory_kernel
+from .tensor import (
+    SimTensor,
+    copy_from_and_resize_kernel,
+    copy_from_kernel,
+    empty_memory_format,
+    empty_strided,
+    local_scalar_dense_kernel,
+    reset_allocators,
+)
+
+_LIBS = []
+
+
+class _Hooks(torch._C._acc.PrivateUse1Hooks):
+    def is_available(self):
+        return True
+
+    def has_primary_context(self, dev_id):
+        return True
+
+    def is_built(self):
+        return True
+
+
+class _Guard(torch._C._acc.DeviceGuard):
+    def type_(self):
+        return torch._C._autograd.DeviceType.PrivateUse1
+
+
+def _single_threaded_backward(run):
+    @functools.wraps(run)
+    def wrapper(*args, **kwargs):
+        prev = torch._C._is_multithreading_enabled() if hasattr(torch._C, "_is_multithreading_enabled") else True
+        torch._C._set_multithreading_enabled(False)
+        try:
+            return run(*args, **kwargs)
+        finally:
+            torch._C._set_multithreading_enabled(prev)
+
+    return wrapper
+
+
+def _patch_autograd():
+    torch._C._set_multithreading_enabled(False)  # this thread, for direct engine calls
+    import torch.autograd as ag
+
+    ag._engine_run_backward = _single_threaded_backward(ag._engine_run_backward)
+
+
+def _patch_module_apply():
+    import torch.nn.modules.module as mm
+    from torch.utils import _python_dispatch as pd
+
+    orig = pd.is_traceable_wrapper_subclass
+
+    def is_traceable_wrapper_subclass(t):
+        # Module._apply swaps a parameter in place when the new tensor "is a wrapper subclass"
+        return type(t) is SimTensor or orig(t)
+
+    mm.is_traceable_wrapper_subclass = is_traceable_wrapper_subclass
+    orig_apply = torch.nn.Module._apply
+
+    @functools.wraps(orig_apply)
+    def _apply(self, fn, recurse=True):
+        # leaving the device (model.cpu()): swap in place too, so parameter identity survives both ways
+        if any(type(p) is SimTensor for p in self._parameters.values()) and \
+                not torch.__future__.get_swap_module_params_on_conversion():
+            torch.__future__.set_swap_module_params_on_conversion(True)
+            try:
+                return orig_apply(self, fn, recurse)
+            finally:
+                torch.__future__.set_swap_module_params_on_conversion(False)
+        return orig_apply(self, fn, recurse)
+
+    torch.nn.Module._apply = _apply
+
+
+def _patch_optim():
+    from torch.optim import optimizer as opt_mod
+
+    if SimTensor not in opt_mod._foreach_supported_types:
+        opt_mod._foreach_supported_types.append(SimTensor)
+
+
+def register(count: int, profile: str, capacity=None) -> None:
+    from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
+
+    config.configure(count, profile)
+    clock.reset(count)
+    reset_allocators(count, capacity)
+    generators.reset_defaults(count)
+    streams.reset()
+    _setup_privateuseone_for_python_backend(
+        rename=config.DEVICE_TYPE, backend_module=_DeviceModule(), hook=_Hooks(), device_guard=_Guard()
+    )
+    lib = torch.library.Library("aten", "IMPL")
+    lib.impl("empty.memory_format", empty_memory_format, "PrivateUse1")
+    lib.impl("empty_strided", empty_strided, "PrivateUse1")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lib.impl("is_pinned", is_pinned_kernel, "CPU")
+        lib.impl("_pin_memory", pin_memory_kernel, "CompositeExplicitAutograd")
+    # Reached when the Python key is excluded: torch.tensor([sim_scalar, ...]) converts its items that
+    # way (via item(), like on CUDA), and torch.tensor(data, device="sim") copies that way.
+    lib.impl("_local_scalar_dense", local_scalar_dense_kernel, "PrivateUse1")
+    lib.impl("_copy_from", copy_from_kernel, "PrivateUse1")
+    lib.impl("_copy_from_and_resize", copy_from_and_resize_kernel, "PrivateUse1")
+    _LIBS.append(lib)
+    autocast.install()
+    accelerator.install()
+    generators.install()
+    streams.install()
+    _patch_autograd()
+    _patch_module_apply()
+    _patch_optim()

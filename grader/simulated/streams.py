@@ -1,0 +1,249 @@
+"""Streams and events of the simulated device on the virtual clock.
+
+``torch.sim.Stream`` / ``torch.sim.Event`` and ``torch.Stream(device='sim')`` / ``torch.Event(device='sim')``
+(the device-generic classes; torch.Stream and torch.Event are replaced by stand-ins that return these for
+a ``sim`` device, and the real classes otherwise) are subclasses of torch.Stream / torch.Event, so
+``isinstance`` checks and ``torch.accelerator.set_stream`` accept them.  The Python backend's C++ device
+guard would hand out no-op streams on device 0 and events whose ``synchronize``/``elapsed_time`` raise
+("Backend doesn't support ..."), hence Python implementations here.
+
+All streams of a device share its queue: work on a side stream is ordered with the default stream (no
+inter-stream races are simulated; see LIMITS).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import torch
+
+from . import config
+from .clock import clock, sync, wait_until
+from .config import DEVICE_TYPE
+
+_CStream = torch._C.Stream
+_CEvent = torch._C.Event
+_ids = itertools.count(1)
+_current: dict[int, "SimStream"] = {}  # device index -> current stream
+_defaults: dict[int, "SimStream"] = {}
+
+
+class SimStream(_CStream):
+    """A stream of a simulated device (mirror of torch.cuda.Stream / torch.Stream)."""
+
+    def __new__(cls, device=None, priority=0, **kwargs):
+        idx = config.index(device)
+        config.check_index(idx)
+        s = _CStream.__new__(cls, device=DEVICE_TYPE, priority=priority)
+        s._idx = idx
+        s._sid = kwargs.get("_sid", None)
+        if s._sid is None:
+            s._sid = next(_ids)
+        s._prev = []
+        return s
+
+    def __init__(self, device=None, priority=0, **kwargs):
+        pass
+
+    @property
+    def device(self):
+        return config.dev(self._idx)
+
+    @property
+    def device_index(self):
+        return self._idx
+
+    @property
+    def stream_id(self):
+        return self._sid
+
+    def query(self):
+        return clock.host >= clock.device[self._idx]
+
+    def synchronize(self):
+        sync("synchronize", self._idx)
+
+    def wait_event(self, event):
+        if event._time is not None and event._time > clock.device[self._idx]:
+            clock.device[self._idx] = event._time
+
+    def wait_stream(self, stream):
+        t = clock.device[stream._idx]
+        if t > clock.device[self._idx]:
+            clock.device[self._idx] = t
+
+    def record_event(self, event=None):
+        event = event if event is not None else SimEvent()
+        event.record(self)
+        return event
+
+    def __eq__(self, other):
+        return isinstance(other, SimStream) and (self._idx, self._sid) == (other._idx, other._sid)
+
+    def __hash__(self):
+        return hash((DEVICE_TYPE, self._idx, self._sid))
+
+    def __repr__(self):
+        return f"torch.Stream device_type={DEVICE_TYPE}, device_index={self._idx}, stream_id={self._sid}"
+
+    def __enter__(self):
+        self._prev.append(current_stream(self._idx))
+        set_stream(self)
+        return self
+
+    def __exit__(self, *exc):
+        set_stream(self._prev.pop())
+        return False
+
+
+class SimEvent(_CEvent):
+    """An event of a simulated device (mirror of torch.cuda.Event; also what torch.Event(device='sim')
+    returns).  Times are virtual: ``elapsed_time`` measures the device's queue, not Python."""
+
+    def __new__(cls, enable_timing=False, blocking=False, interprocess=False, *, device=None, **kwargs):
+        e = _CEvent.__new__(cls, device=DEVICE_TYPE, enable_timing=bool(enable_timing))
+        e.enable_timing = bool(enable_timing)
+        e._time = None
+        e._idx = None if device is None else config.index(device)
+        return e
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    @property
+    def device(self):
+        return None if self._idx is None else config.dev(self._idx)
+
+    def record(self, stream=None):
+        if stream is None:
+            stream = current_stream(self._idx)
+        idx = getattr(stream, "_idx", config.CURRENT[0])
+        self._idx = idx
+        c = clock
+        self._time = max(c.host, c.device[idx])
+
+    def query(self):
+        return self._time is None or clock.host >= self._time
+
+    def synchronize(self):
+        if self._time is None:
+            return
+        wait_until(self._time, "event", f"{DEVICE_TYPE}:{self._idx}")
+
+    def wait(self, stream=None):
+        (stream if stream is not None else current_stream()).wait_event(self)
+
+    def elapsed_time(self, end_event):
+        if not (self.enable_timing and end_event.enable_timing):
+            raise ValueError("Both events must be created with argument 'enable_timing=True'.")
+        if self._time is None or end_event._time is None:
+            raise RuntimeError("Both events must be recorded before calculating elapsed time.")
+        if not (self.query() and end_event.query()):
+            raise RuntimeError(
+                f"{DEVICE_TYPE.upper()} error: device not ready "
+                "(call synchronize() on the end event before elapsed_time())"
+            )
+        return (end_event._time - self._time) / 1000.0
+
+    def __repr__(self):
+        return f"torch.Event device_type={DEVICE_TYPE}, device_index={self._idx}, recorded={self._time is not None}"
+
+
+def default_stream(device=None):
+    idx = config.index(device)
+    config.check_index(idx)
+    s = _defaults.get(idx)
+    if s is None:
+        s = _defaults[idx] = SimStream(idx, _sid=0)
+    return s
+
+
+def current_stream(device=None):
+    idx = config.index(device)
+    s = _current.get(idx)
+    return s if s is not None else default_stream(idx)
+
+
+def set_stream(stream):
+    if stream is None:
+        return
+    if not isinstance(stream, SimStream):
+        raise RuntimeError(f"expected a stream of the {DEVICE_TYPE} device, got {stream!r}")
+    _current[stream._idx] = stream
+
+
+class _StreamContext:
+    """torch.sim.stream(s): make ``s`` current inside (None: no-op)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.prev = None
+
+    def __enter__(self):
+        if self.stream is not None:
+            self.prev = current_stream(self.stream._idx)
+            set_stream(self.stream)
+        return self.stream
+
+    def __exit__(self, *exc):
+        if self.stream is not None:
+            set_stream(self.prev)
+        return False
+
+
+# ---- torch.Stream / torch.Event stand-ins -------------------------------------------------------
+def _is_sim(device):
+    if device is None:
+        return False
+    if isinstance(device, int):
+        return False
+    return torch.device(device).type == DEVICE_TYPE
+
+
+class _StreamMeta(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, _CStream)
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, _CStream)
+
+    def __call__(cls, device=None, *, priority=0, **kw):
+        if _is_sim(device) or (device is None and _accelerator_is_sim()):
+            return SimStream(device, priority)
+        return _CStream(device=device, priority=priority, **kw)
+
+
+class _EventMeta(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, _CEvent)
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, _CEvent)
+
+    def __call__(cls, device=None, *, enable_timing=False, blocking=False, interprocess=False):
+        if _is_sim(device) or (device is None and _accelerator_is_sim()):
+            return SimEvent(enable_timing, blocking, interprocess, device=device)
+        return _CEvent(device=device, enable_timing=enable_timing, blocking=blocking, interprocess=interprocess)
+
+
+def _accelerator_is_sim():
+    acc = torch._C._accelerator_getAccelerator()
+    return acc is not None and acc.type == DEVICE_TYPE
+
+
+class Stream(_CStream, metaclass=_StreamMeta):
+    __doc__ = _CStream.__doc__
+
+
+class Event(_CEvent, metaclass=_EventMeta):
+    __doc__ = _CEvent.__doc__
+
+
+def install():
+    torch.Stream = Stream
+    torch.Event = Event
+
+
+def reset():
+    _current.clear()
+    _defaults.clear()

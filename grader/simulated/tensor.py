@@ -1,0 +1,533 @@
+"""The wrapper tensor of the simulated device and its dispatch.
+
+Every device tensor is a ``SimTensor``: a wrapper subclass (``torch.Tensor._make_wrapper_subclass``) whose
+``device`` is ``sim:N`` and whose real data live in a CPU tensor (``_data``).  Autograd runs above the
+wrapper (the AutogradPrivateUse1 key); every aten op below autograd reaches
+``SimTensor.__torch_dispatch__``, which
+
+1. unwraps the arguments and finds the op's device (placement.py decides what CUDA would refuse),
+2. settles copies in flight that the op may read (clock.py),
+3. gives random ops the device's generator (generators.py),
+4. runs the op on the CPU data, books a launch on the virtual clock, and wraps the results, accounting
+   each new storage in the device's caching allocator (allocator.py).
+
+Factories (``torch.zeros(..., device="sim")``) reach the PrivateUse1 kernels of ``aten::empty*`` registered
+in registration.py; ``zeros``/``randn``/``arange`` are composites built on them.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import torch
+
+from . import config, generators, placement
+from .allocator import CachingAllocator
+from .clock import apply_pending, clock, copy_cost, launch, queue_h2d, reason, settle_h2d, sync
+from .config import DEVICE_TYPE, dev
+from .instruments import note_copy
+from .pinned import cannot_pin, is_pinned_cpu, mark_pinned
+from .rnn import FUSED_RNN
+
+aten = torch.ops.aten
+
+allocators: list[CachingAllocator] = []
+
+
+def reset_allocators(count, capacity=None):
+    allocators.clear()
+    allocators.extend(CachingAllocator(i, capacity, DEVICE_TYPE) for i in range(count))
+
+
+class _StorageRef:
+    """One per live CPU storage backing device tensors; shared by all views.
+    Dies with the last SimTensor that references it -> its allocator block is freed."""
+
+    __slots__ = ("key", "block", "idx", "__weakref__")
+
+    def __init__(self, key, block, idx):
+        self.key = key
+        self.block = block
+        self.idx = idx
+
+    def __del__(self):
+        try:
+            allocators[self.idx].release(self.block)
+        except Exception:
+            pass
+
+
+_live: "weakref.WeakValueDictionary[int, _StorageRef]" = weakref.WeakValueDictionary()
+_make_wrapper = torch.Tensor._make_wrapper_subclass
+
+
+class SimTensor(torch.Tensor):
+    """A tensor on the simulated device; real data in ``self._data`` (CPU)."""
+
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+    @staticmethod
+    def __new__(cls, data, idx, block=False):
+        r = _make_wrapper(
+            cls,
+            data.size(),
+            strides=data.stride(),
+            storage_offset=data.storage_offset(),
+            dtype=data.dtype,
+            layout=data.layout,
+            device=dev(idx),
+            requires_grad=False,
+        )
+        r._data = data
+        r._idx = idx
+        st = data.untyped_storage()
+        key = st.data_ptr()
+        ref = _live.get(key)
+        if ref is None or ref.idx != idx:
+            if block is False:
+                if config.PROFILE == "mps" and data.dtype is torch.float64:
+                    raise TypeError(config.MPS_DOUBLE_MSG)
+                block = allocators[idx].alloc(st.nbytes())
+            ref = _StorageRef(key, block, idx)
+            if key:
+                _live[key] = ref
+        elif block is not False:
+            allocators[idx].release(block)
+        r._mem = ref
+        return r
+
+    def __init__(self, data, idx, block=False):
+        pass
+
+    # --- host reads of device values: sync points, recorded as host reads ----------------------
+    def __repr__(self, *, tensor_contents=None):
+        with reason("print/repr"):
+            sync("print/repr", self._idx)
+            s = torch._tensor_str._str(self, tensor_contents=tensor_contents)
+        pre = type(self).__name__ + "("
+        if s.startswith(pre):
+            s = "tensor(" + s[len(pre):].replace("\n" + " " * len(pre), "\n" + " " * 7)
+        if getattr(self, "_is_param", False):
+            s = "Parameter containing:\n" + s
+        return s
+
+    def __format__(self, spec):
+        if self.dim() == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def item(self):
+        with reason("item", "item", self._idx):
+            return super().item()
+
+    def tolist(self):
+        with reason("tolist", "tolist", self._idx):
+            return self.detach().cpu().tolist()
+
+    def __bool__(self):
+        with reason("bool", "bool", self._idx):
+            return super().__bool__()
+
+    def __float__(self):
+        with reason("item", "float", self._idx):
+            return super().__float__()
+
+    def __int__(self):
+        with reason("item", "int", self._idx):
+            return super().__int__()
+
+    def __index__(self):
+        with reason("item", "index", self._idx):
+            return super().__index__()
+
+    def numpy(self, *, force=False):
+        raise TypeError(
+            f"can't convert {self.device} device type tensor to numpy. Use "
+            "Tensor.cpu() to copy the tensor to host memory first."
+        )
+
+    def __array__(self, dtype=None, copy=None):
+        return self.numpy()
+
+    def __reduce_ex__(self, proto):
+        # The format torch uses for storage-less PrivateUse1 tensors: a CPU copy plus the device string;
+        # torch.load honours map_location (serialization.py words the error where sim is missing).
+        return (
+            torch._utils._rebuild_device_tensor_from_cpu_tensor,
+            (self.detach().cpu(), self.dtype, str(self.device), self.requires_grad),
+        )
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        h = SPECIAL.get(func)
+        if h is not None:
+            return h(func, args, kwargs or {})
+        return generic(func, args, kwargs or {})
+
+
+_META_KS = torch._C.DispatchKeySet(torch._C.DispatchKey.Meta)
+_set_storage = aten.set_.source_Storage_storage_offset
+
+
+def _fix_meta(w):
+    """An in-place/out= op changed the metadata of the CPU data (resize_, transpose_, ...): mirror
+    sizes/strides onto the wrapper."""
+    d = w._data
+    if d.shape != w.shape or d.stride() != w.stride() or d.storage_offset() != w.storage_offset():
+        _set_storage.redispatch(_META_KS, w, w.untyped_storage(), d.storage_offset(), d.size(), d.stride())
+        st = d.untyped_storage()
+        blk = w._mem.block
+        if st.data_ptr() != w._mem.key or st.nbytes() != 0 and (blk is None or blk.size < st.nbytes()):
+            # storage replaced or grown: account as a fresh allocation
+            ref = _StorageRef(st.data_ptr(), allocators[w._idx].alloc(st.nbytes()), w._idx)
+            if ref.key:
+                _live[ref.key] = ref
+            w._mem = ref
+
+
+def _wrap_out(out, idx, orig):
+    if isinstance(out, torch.Tensor):
+        w = orig.get(id(out))
+        if w is not None:
+            _fix_meta(w)
+            return w
+        if type(out) is SimTensor:
+            return out
+        return SimTensor(out, idx)
+    if isinstance(out, (list, tuple)):
+        return type(out)(_wrap_out(o, idx, orig) for o in out)
+    return out
+
+
+_VIEW_CACHE: dict = {}
+
+
+def _is_view(func):
+    v = _VIEW_CACHE.get(func)
+    if v is None:
+        v = bool(func.is_view) or func.__name__.split(".")[0] in (
+            "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "_unsafe_view",
+            "detach", "alias", "lift_fresh",
+        )
+        _VIEW_CACHE[func] = v
+    return v
+
+
+def _is_list_of_tensors(a):
+    return a and (isinstance(a[0], torch.Tensor) or a[0] is None or (len(a) > 1 and isinstance(a[-1], torch.Tensor)))
+
+
+def generic(func, args, kwargs, impl=None):
+    # ---- unwrap, find common device, check placement (TensorIterator rules)
+    common = -1
+    bad = None
+    orig = {}
+    uargs = []
+    cpu_nonscalar = False
+    out_kw = kwargs.get("out") if kwargs else None
+    if out_kw is not None and isinstance(out_kw, torch.Tensor):
+        if type(out_kw) is SimTensor:
+            common = out_kw._idx
+        else:
+            cpu_nonscalar = True
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            if type(a) is SimTensor:
+                i = a._idx
+                if common < 0:
+                    common = i
+                elif i != common and bad is None:
+                    bad = i
+                d = a._data
+                orig[id(d)] = a
+                uargs.append(d)
+            else:
+                if a.dim() != 0 or a.device.type != "cpu":
+                    cpu_nonscalar = True
+                uargs.append(a)
+        elif isinstance(a, (list, tuple)) and _is_list_of_tensors(a):
+            lst = []
+            for b in a:
+                if type(b) is SimTensor:
+                    i = b._idx
+                    if common < 0:
+                        common = i
+                    elif i != common and bad is None:
+                        bad = i
+                    orig[id(b._data)] = b
+                    lst.append(b._data)
+                else:
+                    if isinstance(b, torch.Tensor) and (b.dim() != 0 or b.device.type != "cpu"):
+                        cpu_nonscalar = True
+                    lst.append(b)
+            uargs.append(type(a)(lst))
+        else:
+            uargs.append(a)
+    if kwargs:
+        ukw = {}
+        for k, v in kwargs.items():
+            if type(v) is SimTensor:
+                i = v._idx
+                if common < 0:
+                    common = i
+                elif i != common and bad is None:
+                    bad = i
+                orig[id(v._data)] = v
+                ukw[k] = v._data
+            else:
+                if isinstance(v, torch.Tensor) and (v.dim() != 0 or v.device.type != "cpu"):
+                    cpu_nonscalar = True
+                ukw[k] = v
+    else:
+        ukw = kwargs
+
+    name = func._opname if hasattr(func, "_opname") else func.__name__.split(".")[0]
+    if bad is not None or cpu_nonscalar:
+        placement.check_mixed(func, name, args, dev(common), None if bad is None else dev(bad))
+
+    # ---- device kwarg (new_empty, zeros_like(..., device=...), ...)
+    target = common
+    if ukw and "device" in ukw:
+        dv = ukw["device"]
+        if dv is not None:
+            dv = torch.device(dv) if not isinstance(dv, torch.device) else dv
+            ukw = dict(ukw)
+            ukw["device"] = "cpu"
+            if dv.type == "cpu":
+                target = None
+            elif dv.type == DEVICE_TYPE:
+                target = dv.index if dv.index is not None else config.CURRENT[0]
+                config.check_index(target)
+
+    if clock.pending_h2d:
+        settle_h2d()  # copies queued before this op run first (stream order)
+    gi = generators.gen_arg(func)
+    if gi is not None:
+        uargs, ukw = generators.fix_generator(gi, uargs, ukw, common)
+
+    out = (impl or func)(*uargs, **ukw)
+    if not _is_view(func):
+        launch(common, None, name if _recorders_active() else None)
+    if target is None:
+        return out
+    return _wrap_out(out, target, orig)
+
+
+from .instruments import recorders as _recorders  # noqa: E402
+
+
+def _recorders_active():
+    return bool(_recorders)
+
+
+# --------------------------------------------------------------------------
+# special ops
+# --------------------------------------------------------------------------
+def _nbytes(t):
+    return t.numel() * t.element_size()
+
+
+def op_copy_(func, args, kwargs):
+    dst, src = args[0], args[1]
+    non_blocking = bool(args[2]) if len(args) > 2 else bool(kwargs.get("non_blocking", False))
+    dsim = type(dst) is SimTensor
+    ssim = type(src) is SimTensor
+    if clock.pending_h2d:
+        settle_h2d()
+    if dsim and ssim:
+        if dst._idx == src._idx:
+            dst._data.copy_(src._data)
+            launch(dst._idx, None, "copy_")
+            return dst
+        n = _nbytes(src)
+        dst._data.copy_(src._data)
+        launch(src._idx, copy_cost(n, config.D2D_BYTES_PER_US), "copy_")
+        clock.device[dst._idx] = max(clock.device[dst._idx], clock.device[src._idx])
+        note_copy("d2d", n, non_blocking, False, src.device, dst.device)
+        return dst
+    if dsim:  # host -> device
+        if src.device.type != "cpu":
+            raise RuntimeError(f"copy_ from {src.device} to {dst.device} is not supported by the simulator")
+        pinned = is_pinned_cpu(src)
+        n = _nbytes(src)
+        launch(dst._idx, copy_cost(n), "copy_")
+        note_copy("h2d", n, non_blocking, pinned, src.device, dst.device)
+        if non_blocking and pinned and src.shape == dst.shape and src.dtype == dst.dtype:
+            # the device reads the pinned source when it runs the copy (clock.py)
+            queue_h2d(dst._idx, dst._data, src)
+            return dst
+        dst._data.copy_(src)  # pageable memory is staged before copy_ returns
+        if not non_blocking:
+            sync("to_device_blocking", dst._idx)
+        return dst
+    # device -> host
+    if dst.device.type != "cpu":
+        raise RuntimeError(f"copy_ from {src.device} to {dst.device} is not supported by the simulator")
+    pinned = is_pinned_cpu(dst)
+    n = _nbytes(src)
+    launch(src._idx, copy_cost(n), "copy_")
+    note_copy("d2h", n, non_blocking, pinned, src.device, dst.device)
+    if non_blocking and pinned:
+        snap = src._data.detach().clone()
+        clock.pending.append((clock.device[src._idx], src._idx, dst, snap))
+        return dst
+    sync("to_cpu_blocking" if not non_blocking else "d2h_pageable", src._idx)
+    dst.copy_(src._data)
+    return dst
+
+
+def op_to_copy(func, args, kwargs):
+    src = args[0]
+    dv = kwargs.get("device")
+    if dv is None:
+        return generic(func, args, kwargs)
+    dv = torch.device(dv) if not isinstance(dv, torch.device) else dv
+    non_blocking = bool(kwargs.get("non_blocking", False))
+    dtype = kwargs.get("dtype") or src.dtype
+    mf = kwargs.get("memory_format")
+    if mf is None or mf is torch.preserve_format:
+        mf = torch.preserve_format
+    if clock.pending_h2d:
+        settle_h2d()
+    if dv.type == "cpu":
+        pin = non_blocking or bool(kwargs.get("pin_memory"))
+        data = src._data
+        if pin:
+            out = torch.zeros(data.shape, dtype=dtype) if mf is torch.preserve_format and data.is_contiguous() \
+                else torch.zeros_like(data, dtype=dtype, memory_format=mf)
+            mark_pinned(out)
+        else:
+            out = torch.empty_like(data, dtype=dtype, memory_format=mf)
+        op_copy_(aten.copy_.default, (out, src, non_blocking), {})
+        return out
+    if dv.type == DEVICE_TYPE:
+        idx = dv.index if dv.index is not None else config.CURRENT[0]
+        config.check_index(idx)
+        data = src._data.to(dtype=dtype, memory_format=mf, copy=True)
+        if idx == src._idx:
+            launch(idx, None, "_to_copy")
+            return SimTensor(data, idx)
+        n = _nbytes(data)
+        launch(src._idx, copy_cost(n, config.D2D_BYTES_PER_US), "_to_copy")
+        clock.device[idx] = max(clock.device[idx], clock.device[src._idx])
+        note_copy("d2d", n, non_blocking, False, src.device, dv)
+        return SimTensor(data, idx)
+    raise RuntimeError(f"simulated device cannot copy to {dv}")
+
+
+def op_local_scalar_dense(func, args, kwargs):
+    t = args[0]
+    with reason("item", "item", t._idx):
+        if clock.pending_h2d:
+            settle_h2d()
+        launch(t._idx, copy_cost(t.element_size()), None)
+        sync("item", t._idx)
+        return t._data.item()
+
+
+def op_index(func, args, kwargs):
+    self = args[0]
+    if type(self) is not SimTensor:
+        for i in args[1]:
+            if isinstance(i, torch.Tensor) and i.device != self.device:
+                raise placement.index_into_cpu_error(self.device)
+    return generic(func, args, kwargs)
+
+
+def op_is_pinned(func, args, kwargs):
+    return False
+
+
+def op_pin_memory(func, args, kwargs):
+    raise cannot_pin(args[0])
+
+
+def op_equal(func, args, kwargs):
+    res = generic(func, args, kwargs)
+    a = args[0]
+    sync("item", a._idx if type(a) is SimTensor else args[1]._idx)
+    return res
+
+
+def op_nonzero(func, args, kwargs):
+    # the output size depends on data: CUDA synchronizes here
+    res = generic(func, args, kwargs)
+    sync(func.__name__.split(".")[0], args[0]._idx)
+    return res
+
+
+def _with_impl(impl):
+    return lambda func, args, kwargs: generic(func, args, kwargs, impl)
+
+
+SPECIAL = {
+    **{getattr(aten, op).default: _with_impl(fn) for op, fn in FUSED_RNN.items()},
+    aten.copy_.default: op_copy_,
+    aten._to_copy.default: op_to_copy,
+    aten._local_scalar_dense.default: op_local_scalar_dense,
+    aten.index.Tensor: op_index,
+    aten.index_put_.default: op_index,
+    aten.index_put.default: op_index,
+    aten._index_put_impl_.default: op_index,
+    aten.is_pinned.default: op_is_pinned,
+    aten._pin_memory.default: op_pin_memory,
+    aten.equal.default: op_equal,
+    aten.nonzero.default: op_nonzero,
+    aten.masked_select.default: op_nonzero,
+}
+
+
+# --------------------------------------------------------------------------
+# factories (PrivateUse1 kernels)
+# --------------------------------------------------------------------------
+def _factory_idx(device):
+    idx = config.index(device)
+    config.check_index(idx)
+    return idx
+
+
+def _reserve(idx, size, dtype):
+    """Allocate on the virtual device before the CPU data exist, so that an out-of-memory request fails
+    like on CUDA instead of exhausting the host."""
+    dtype = dtype or torch.get_default_dtype()
+    if config.PROFILE == "mps" and dtype is torch.float64:
+        raise TypeError(config.MPS_DOUBLE_MSG)
+    n = 1
+    for s in size:
+        n *= int(s)
+    itemsize = torch.empty((), dtype=dtype).element_size() if dtype not in _ITEMSIZE else _ITEMSIZE[dtype]
+    return allocators[idx].alloc(n * itemsize)
+
+
+_ITEMSIZE = {torch.float32: 4, torch.float64: 8, torch.float16: 2, torch.bfloat16: 2, torch.int64: 8,
+             torch.int32: 4, torch.int16: 2, torch.int8: 1, torch.uint8: 1, torch.bool: 1}
+
+
+def empty_memory_format(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    idx = _factory_idx(device)
+    block = _reserve(idx, size, dtype)
+    data = torch.empty(size, dtype=dtype, memory_format=memory_format or torch.contiguous_format)
+    return SimTensor(data, idx, block)
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
+    idx = _factory_idx(device)
+    if config.PROFILE == "mps" and dtype is torch.float64:
+        raise TypeError(config.MPS_DOUBLE_MSG)
+    data = torch.empty_strided(size, stride, dtype=dtype)
+    return SimTensor(data, idx)
+
+
+def copy_from_kernel(self, dst, non_blocking=False):
+    return op_copy_(aten.copy_.default, (dst, self, non_blocking), {})
+
+
+def copy_from_and_resize_kernel(self, dst):
+    return op_copy_(aten.copy_.default, (dst, self, False), {})
+
+
+def local_scalar_dense_kernel(t):
+    return op_local_scalar_dense(aten._local_scalar_dense.default, (t,), {})
+
+
+__all__ = ["SimTensor", "allocators", "reset_allocators", "apply_pending"]
