@@ -47,6 +47,22 @@ class Clock:
 clock = Clock()
 _tls = threading.local()
 
+# torch.cuda.set_sync_debug_mode: 0 off, 1 warn, 2 error.  CUDA checks in stream_synchronize and
+# memcpy_and_sync (implicit syncs: item, blocking copies, nonzero, ...), not in an explicit
+# torch.cuda.synchronize() or Event.synchronize().
+sync_debug_mode = [0]
+_EXPLICIT = ("synchronize", "event")
+
+
+def _sync_debug(label):
+    if sync_debug_mode[0] and label not in _EXPLICIT:
+        msg = f"called a synchronizing {config.DEVICE_TYPE.upper()} operation"
+        if sync_debug_mode[0] >= 2:
+            raise RuntimeError(msg)
+        import warnings
+
+        warnings.warn(msg, stacklevel=4)
+
 
 def host_time() -> float:
     """Virtual host clock, in milliseconds."""
@@ -127,6 +143,10 @@ def sync(reason, idx=None):
     """Host waits for device ``idx`` (all devices when None).  Recorded once per outermost user-visible
     reason (the syncs nested inside e.g. print are folded into it)."""
     c = clock
+    if sync_debug_mode[0]:
+        outer = getattr(_tls, "reason", None)
+        if outer is None or not _tls.recorded:
+            _sync_debug(outer or reason)
     if c.pending_h2d:
         settle_h2d()  # races are judged at the host time before the wait
     t = (max(c.device) if c.device else c.host) if idx is None else c.device[idx]

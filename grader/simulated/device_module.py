@@ -10,7 +10,7 @@ import torch
 
 from . import config, generators, streams
 from .allocator import parse_size
-from .clock import device_time, host_time, sync
+from .clock import device_time, host_time, sync, sync_debug_mode
 from .tensor import allocators
 
 
@@ -43,6 +43,23 @@ class device_of(device):
 
     def __init__(self, obj):
         super().__init__(obj.get_device() if obj.device.type == config.DEVICE_TYPE else -1)
+
+
+class _Properties:
+    """What torch.cuda.get_device_properties answers, for a simulated device."""
+
+    def __init__(self, idx):
+        self.name = f"Simulated accelerator ({config.PROFILE} profile)"
+        self.total_memory = allocators[idx].capacity
+        self.major, self.minor = (9, 0) if config.PROFILE == "cuda" else (0, 0)
+        self.multi_processor_count = 132
+        self.uuid = f"00000000-0000-0000-0000-{idx:012d}"
+        self.index = idx
+
+    def __repr__(self):
+        return (f"_{config.DEVICE_TYPE.capitalize()}DeviceProperties(name='{self.name}', major={self.major}, "
+                f"minor={self.minor}, total_memory={self.total_memory // 2**20}MB, "
+                f"multi_processor_count={self.multi_processor_count})")
 
 
 class _DeviceModule:
@@ -99,6 +116,16 @@ class _DeviceModule:
         return (9, 0) if config.PROFILE == "cuda" else (0, 0)
 
     @staticmethod
+    def get_device_properties(device=None):
+        idx = _idx(device)
+        return _Properties(idx)
+
+    @staticmethod
+    def can_device_access_peer(device, peer_device):
+        _idx(device), _idx(peer_device)
+        return True
+
+    @staticmethod
     def get_amp_supported_dtype():
         return [torch.float16, torch.bfloat16]
 
@@ -152,6 +179,19 @@ class _DeviceModule:
         return generators.default(_idx(device))
 
     # --- streams and sync ---------------------------------------------------------------------
+    @staticmethod
+    def set_sync_debug_mode(debug_mode):
+        if isinstance(debug_mode, str):
+            modes = {"default": 0, "warn": 1, "error": 2}
+            if debug_mode not in modes:
+                raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, `error`")
+            debug_mode = modes[debug_mode]
+        sync_debug_mode[0] = int(debug_mode)
+
+    @staticmethod
+    def get_sync_debug_mode():
+        return sync_debug_mode[0]
+
     @staticmethod
     def synchronize(device=None):
         sync("synchronize", None if device is None else _idx(device))

@@ -28,6 +28,8 @@ import tempfile
 import torch
 
 CASES: list = []  # (name, fn, needs_2)
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MiB = 2**20
 
 _DEV_RE = re.compile(r"(?i)(?<![a-z])(cuda|sim|mps|privateuseone)(?![a-z])")
 
@@ -59,6 +61,8 @@ def _summ(v):
         return "[" + ", ".join(_summ(x) for x in v) + "]"
     if isinstance(v, torch.device):
         return normalise(str(v))
+    if isinstance(v, torch.dtype):
+        return str(v).replace("torch.", "")
     return normalise(repr(v))
 
 
@@ -218,8 +222,11 @@ def _c_load_missing(dev):
     os.close(fd)
     try:
         torch.save({"w": torch.ones(2, device=dev)}, path)
+        # grader.simulated is imported (not installed) as in a grader's CPU process: on CUDA it changes
+        # nothing; for sim it words the error as CUDA does (grader/simulated/serialization.py)
         code = (
-            "import json, torch\n"
+            f"import sys; sys.path.insert(0, {_ROOT!r})\n"
+            "import json, torch, grader.simulated\n"
             "try:\n"
             f"    torch.load({path!r})\n"
             "    print(json.dumps(None))\n"
@@ -303,6 +310,441 @@ def _c_item_multi(dev):
     return torch.ones(2, device=dev).item()
 
 
+# ---------------------------------------------------------------- torch.accelerator, streams, events (issue 11)
+def _mod(dev):
+    return getattr(torch, dev)
+
+
+@case("torch.accelerator.synchronize")
+def _c_acc_sync(dev):
+    x = torch.ones(4, device=dev) * 2
+    torch.accelerator.synchronize()
+    torch.accelerator.synchronize(0)
+    return x.sum().item()
+
+
+@case("torch.accelerator current_stream and set_stream")
+def _c_acc_stream(dev):
+    s = torch.accelerator.current_stream()
+    torch.accelerator.set_stream(s)
+    return [s.device, torch.accelerator.current_stream() == s, isinstance(s, torch.Stream)]
+
+
+@case("torch.Stream on the device")
+def _c_torch_stream(dev):
+    s = torch.Stream(device=dev)
+    s.synchronize()
+    return [s.device, s.query()]
+
+
+@case("torch.Event elapsed_time after synchronize")
+def _c_torch_event(dev):
+    start = torch.Event(device=dev, enable_timing=True)
+    end = torch.Event(device=dev, enable_timing=True)
+    x = torch.ones(256, 256, device=dev)
+    start.record()
+    for _ in range(10):
+        x = x @ x / 256
+    end.record()
+    end.synchronize()
+    return [start.elapsed_time(end) > 0, end.query()]
+
+
+@case("device Event elapsed_time without enable_timing")
+def _c_event_no_timing(dev):
+    a, b = _mod(dev).Event(), _mod(dev).Event()
+    a.record()
+    b.record()
+    b.synchronize()
+    return a.elapsed_time(b)
+
+
+@case("torch.accelerator memory counters")
+def _c_acc_memory(dev):
+    torch.accelerator.synchronize()
+    torch.accelerator.empty_cache()
+    torch.accelerator.reset_peak_memory_stats()
+    base = torch.accelerator.memory_allocated()
+    x = torch.empty(1000, device=dev)
+    grown = torch.accelerator.memory_allocated() - base
+    del x
+    return [grown, torch.accelerator.max_memory_allocated() - base, torch.accelerator.memory_allocated() - base]
+
+
+@case("torch.accelerator.current_device_index after set_device_index", needs_2=True)
+def _c_acc_index(dev):
+    prev = torch.accelerator.current_device_index()
+    torch.accelerator.set_device_index(1)
+    try:
+        return [torch.accelerator.current_device_index(), torch.ones(1, device=dev).device]
+    finally:
+        torch.accelerator.set_device_index(prev)
+
+
+@case("torch.accelerator.device_index context", needs_2=True)
+def _c_acc_index_ctx(dev):
+    with torch.accelerator.device_index(1):
+        inside = torch.empty(1, device=dev).device
+    return [inside, torch.accelerator.current_device_index()]
+
+
+# ---------------------------------------------------------------- optimizer state left behind (issue 7/11)
+def _state_left_on_cpu(dev, opt_cls, **kw):
+    torch.manual_seed(0)
+    m = torch.nn.Linear(3, 2)
+    opt = opt_cls(m.parameters(), **kw)
+    m(torch.ones(4, 3)).sum().backward()
+    opt.step()
+    opt.zero_grad()
+    m.to(dev)
+    m(torch.ones(4, 3, device=dev)).sum().backward()
+    opt.step()
+    return m.weight
+
+
+@case("Adam state on cpu after model.to(device)")
+def _c_adam_left(dev):
+    return _state_left_on_cpu(dev, torch.optim.Adam)
+
+
+@case("AdamW state on cpu after model.to(device)")
+def _c_adamw_left(dev):
+    return _state_left_on_cpu(dev, torch.optim.AdamW)
+
+
+@case("SGD momentum buffer on cpu after model.to(device)")
+def _c_sgd_left(dev):
+    return _state_left_on_cpu(dev, torch.optim.SGD, lr=0.1, momentum=0.9)
+
+
+@case("Adam foreach=False state on cpu after model.to(device)")
+def _c_adam_loop_left(dev):
+    return _state_left_on_cpu(dev, torch.optim.Adam, foreach=False)
+
+
+@case("model.to(device) keeps Parameter objects")
+def _c_param_identity(dev):
+    m = torch.nn.Linear(3, 2)
+    w = m.weight
+    m.to(dev)
+    same = m.weight is w
+    m.cpu()
+    return [same, m.weight is w, w.device]
+
+
+@case("optimizer built before model.to(device) trains the model")
+def _c_opt_before_move(dev):
+    torch.manual_seed(0)
+    m = torch.nn.Linear(3, 1)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    m.to(dev)
+    before = m.weight.detach().cpu().clone()
+    m(torch.ones(2, 3, device=dev)).sum().backward()
+    opt.step()
+    return [torch.allclose(m.weight.detach().cpu(), before - 0.2), m.weight.device]
+
+
+# ---------------------------------------------------------------- pinned memory (issue 11)
+@case("pin_memory of a device tensor")
+def _c_pin_device(dev):
+    return torch.ones(2, device=dev).pin_memory()
+
+
+@case("is_pinned of a device tensor")
+def _c_is_pinned_device(dev):
+    return torch.ones(2, device=dev).is_pinned()
+
+
+@case("non_blocking upload from pinned memory, then use")
+def _c_nb_h2d_pinned(dev):
+    x = torch.arange(4.0).pin_memory()
+    y = x.to(dev, non_blocking=True)
+    return (y * 2).cpu()
+
+
+@case("non_blocking upload from pageable memory, then host write")
+def _c_nb_h2d_pageable(dev):
+    x = torch.arange(4.0)
+    y = x.to(dev, non_blocking=True)
+    x.zero_()  # pageable memory is staged before the call returns
+    return y.cpu()
+
+
+@case("non_blocking upload from pinned memory, host write after synchronize")
+def _c_nb_h2d_sync_write(dev):
+    x = torch.arange(4.0).pin_memory()
+    y = x.to(dev, non_blocking=True)
+    torch.accelerator.synchronize()
+    x.zero_()
+    return y.cpu()
+
+
+# ---------------------------------------------------------------- generators (issue 11)
+@case("device Generator reproduces randn")
+def _c_gen_device(dev):
+    g = torch.Generator(device=dev)
+    g.manual_seed(0)
+    a = torch.randn(3, generator=g, device=dev)
+    g.manual_seed(0)
+    b = torch.randn(3, generator=g, device=dev)
+    return [g.device, torch.equal(a, b), isinstance(g, torch.Generator)]
+
+
+@case("device manual_seed reproduces rand")
+def _c_dev_manual_seed(dev):
+    _mod(dev).manual_seed(1)
+    a = torch.rand(3, device=dev)
+    _mod(dev).manual_seed(1)
+    return torch.equal(a, torch.rand(3, device=dev))
+
+
+@case("torch.manual_seed reproduces device dropout")
+def _c_manual_seed_dropout(dev):
+    x = torch.ones(64, device=dev)
+    torch.manual_seed(3)
+    a = torch.nn.functional.dropout(x, 0.5)
+    torch.manual_seed(3)
+    return torch.equal(a, torch.nn.functional.dropout(x, 0.5))
+
+
+@case("cpu Generator for a device randn")
+def _c_gen_cpu_for_device(dev):
+    return torch.randn(3, device=dev, generator=torch.Generator())
+
+
+@case("device get_rng_state / set_rng_state")
+def _c_rng_state(dev):
+    st = _mod(dev).get_rng_state()
+    a = torch.rand(2, device=dev)
+    _mod(dev).set_rng_state(st)
+    return [torch.equal(a, torch.rand(2, device=dev)), st.device, st.dtype]
+
+
+# ---------------------------------------------------------------- memory (issue 11)
+@case("allocated bytes are rounded to 512-byte blocks")
+def _c_blocks(dev):
+    torch.accelerator.synchronize()
+    base = torch.accelerator.memory_allocated()
+    out = []
+    for n in (1, 511, 512, 513, 1100, 4000):
+        t = torch.empty(n, dtype=torch.uint8, device=dev)
+        out.append(torch.accelerator.memory_allocated() - base)
+        del t
+    return out
+
+
+@case("a large request reserves a 2 MiB-rounded segment; empty_cache returns it")
+def _c_large_segment(dev):
+    torch.accelerator.synchronize()
+    torch.accelerator.empty_cache()
+    r0 = torch.accelerator.memory_reserved()
+    t = torch.empty(24 * MiB + 1, dtype=torch.uint8, device=dev)
+    r1 = torch.accelerator.memory_reserved() - r0
+    del t
+    r2 = torch.accelerator.memory_reserved() - r0
+    torch.accelerator.empty_cache()
+    return [r1 // MiB, r2 // MiB, (torch.accelerator.memory_reserved() - r0) // MiB]
+
+
+@case("256 MiB allocated, freed and reused from the cache")
+def _c_cache_reuse(dev):
+    torch.accelerator.synchronize()
+    torch.accelerator.empty_cache()
+    r0 = torch.accelerator.memory_reserved()
+    a = torch.empty(256 * MiB, dtype=torch.uint8, device=dev)
+    del a
+    b = torch.empty(256 * MiB, dtype=torch.uint8, device=dev)
+    out = [(torch.accelerator.memory_reserved() - r0) // MiB]
+    del b
+    torch.accelerator.empty_cache()
+    return out + [(torch.accelerator.memory_reserved() - r0) // MiB]
+
+
+@case("out of memory: error type and message shape")
+def _c_oom(dev):
+    free, total = torch.accelerator.get_memory_info() if hasattr(torch.accelerator, "get_memory_info") \
+        else _mod(dev).mem_get_info()
+    try:
+        torch.empty(2 * total, dtype=torch.uint8, device=dev)
+    except torch.OutOfMemoryError as e:
+        # sizes depend on the card and on earlier cases; the process's own use includes the CUDA context
+        shape = re.sub(r"\d+(\.\d+)? (bytes|KiB|MiB|GiB)", "<size>", str(e))
+        shape = re.sub(r"GPU \d+", "GPU <n>", shape)
+        shape = re.sub(r"(Including non-PyTorch memory, this process|Process \d+) has <size> memory in use\. ", "",
+                       shape)
+        raise torch.OutOfMemoryError(shape) from None
+    return "allocated"
+
+
+# ---------------------------------------------------------------- second device (issue 7)
+@case("optimizer step on :1", needs_2=True)
+def _c_opt1(dev):
+    torch.manual_seed(0)
+    m = torch.nn.Linear(3, 1).to(f"{dev}:1")
+    opt = torch.optim.Adam(m.parameters())
+    m(torch.ones(2, 3, device=f"{dev}:1")).sum().backward()
+    opt.step()
+    return [v.device for v in opt.state[m.weight].values() if isinstance(v, torch.Tensor) and v.dim() > 0]
+
+
+@case("Linear on :1, input on :0", needs_2=True)
+def _c_linear01(dev):
+    return torch.nn.Linear(3, 2).to(f"{dev}:1")(torch.ones(4, 3, device=f"{dev}:0"))
+
+
+@case("set_device(1) then .to(dev) and factories", needs_2=True)
+def _c_set_device(dev):
+    mod = _mod(dev)
+    prev = mod.current_device()
+    mod.set_device(1)
+    try:
+        return [torch.ones(1).to(dev).device, torch.zeros(1, device=dev).device, mod.current_device()]
+    finally:
+        mod.set_device(prev)
+
+
+@case("device(1) context", needs_2=True)
+def _c_device_ctx(dev):
+    with _mod(dev).device(1):
+        inside = [torch.ones(1, device=dev).device, _mod(dev).current_device()]
+    return inside + [_mod(dev).current_device()]
+
+
+@case("backward across :0 and :1", needs_2=True)
+def _c_backward_01(dev):
+    w = torch.ones(3, device=f"{dev}:0", requires_grad=True)
+    (w.to(f"{dev}:1") * 2).sum().backward()
+    return w.grad
+
+
+# ---------------------------------------------------------------- AMP, attention, compile (issue 11)
+@case("autocast bfloat16: linear, softmax, loss dtypes")
+def _c_autocast(dev):
+    torch.manual_seed(0)
+    m = torch.nn.Linear(4, 4).to(dev)
+    x = torch.randn(2, 4, device=dev)
+    with torch.autocast(device_type=dev, dtype=torch.bfloat16):
+        y = m(x)
+        p = torch.softmax(y, -1)
+        loss = torch.nn.functional.mse_loss(y, torch.zeros_like(y))
+    loss.backward()
+    return [y.dtype, p.dtype, loss.dtype, m.weight.grad.dtype]
+
+
+@case("autocast bfloat16 scaled_dot_product_attention")
+def _c_autocast_sdpa(dev):
+    q = torch.randn(1, 2, 4, 8, device=dev)
+    with torch.autocast(device_type=dev, dtype=torch.bfloat16):
+        return torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True).dtype
+
+
+@case("autocast binary_cross_entropy is refused")
+def _c_autocast_bce(dev):
+    p = torch.full((2,), 0.5, device=dev)
+    with torch.autocast(device_type=dev, dtype=torch.bfloat16):
+        return torch.nn.functional.binary_cross_entropy(p, torch.ones(2, device=dev))
+
+
+@case("MultiheadAttention forward and backward")
+def _c_mha(dev):
+    torch.manual_seed(0)
+    mha = torch.nn.MultiheadAttention(8, 2, batch_first=True).to(dev)
+    q = torch.randn(2, 3, 8, device=dev)
+    o, w = mha(q, q, q)
+    o.sum().backward()
+    return [o.shape, w.device, mha.in_proj_weight.grad.device]
+
+
+@case("torch.compile of a function on device tensors")
+def _c_compile(dev):
+    f = torch.compile(lambda x: torch.sin(x) + 1)
+    return f(torch.zeros(3, device=dev)).cpu()
+
+
+# ---------------------------------------------------------------- patterns the book teaches
+@case("register_buffer moves with the module")
+def _c_buffer(dev):
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("scale", torch.ones(2))
+            self.plain = torch.ones(2)
+
+    m = M().to(dev)
+    return [m.scale.device, m.plain.device, list(m.state_dict())]
+
+
+@case("to(device) of a leaf is not a leaf")
+def _c_leaf(dev):
+    w = torch.ones(2, requires_grad=True).to(dev)
+    return [w.is_leaf, w.requires_grad, w.grad_fn is not None]
+
+
+@case("to(same device) returns the same tensor; copy=True does not")
+def _c_to_same(dev):
+    x = torch.ones(2, device=dev)
+    return [x.to(dev) is x, x.to(dev, copy=True) is x]
+
+
+@case("state_dict tensors stay on the device")
+def _c_state_dict(dev):
+    return [v.device for v in torch.nn.Linear(2, 2).to(dev).state_dict().values()]
+
+
+@case("weights_only load of a device checkpoint")
+def _c_weights_only(dev):
+    buf = io.BytesIO()
+    torch.save(torch.nn.Linear(2, 2).to(dev).state_dict(), buf)
+    buf.seek(0)
+    return [v.device for v in torch.load(buf, weights_only=True).values()]
+
+
+@case("set_sync_debug_mode error on item")
+def _c_sync_debug(dev):
+    x = torch.ones(3, device=dev)
+    _mod(dev).set_sync_debug_mode("error")
+    try:
+        return x.sum().item()
+    finally:
+        _mod(dev).set_sync_debug_mode(0)
+
+
+@case("set_sync_debug_mode error ignores explicit synchronize")
+def _c_sync_debug_explicit(dev):
+    _mod(dev).set_sync_debug_mode("error")
+    try:
+        _mod(dev).synchronize()
+        return _mod(dev).get_sync_debug_mode()
+    finally:
+        _mod(dev).set_sync_debug_mode(0)
+
+
+@case("nonzero on device")
+def _c_nonzero(dev):
+    return torch.tensor([0.0, 1.0, 0.0, 2.0], device=dev).nonzero().cpu()
+
+
+@case("numpy of a cpu copy")
+def _c_numpy_cpu(dev):
+    return torch.ones(2, device=dev).cpu().numpy().tolist()
+
+
+@case("device_count and current_device")
+def _c_count(dev):
+    return [_mod(dev).device_count() >= 1, _mod(dev).current_device(), torch.accelerator.device_count() >= 1]
+
+
+@case("can_device_access_peer 0 -> 1", needs_2=True)
+def _c_peer(dev):
+    return _mod(dev).can_device_access_peer(0, 1)
+
+
+@case("get_device_properties total_memory")
+def _c_props(dev):
+    p = _mod(dev).get_device_properties(0)
+    return [p.total_memory > 0, isinstance(p.name, str)]
+
+
 def device_count(device_type: str) -> int:
     mod = getattr(torch, device_type, None)
     try:
@@ -320,7 +762,7 @@ def run_case(name, fn, needs_2, device_type, n_dev):
         v = fn(device_type)
         row.update(raised=False, exc_type=None, message=None, value=_summ(v))
     except Exception as e:  # noqa: BLE001
-        msg = str(e).split("\nCUDA kernel errors")[0].split("\n(simulated device")[0]
+        msg = re.split(r"\n(?:CUDA|SIM) kernel errors|\n\(simulated device", str(e))[0]
         row.update(raised=True, exc_type=type(e).__name__, message=normalise(msg), value=None)
     return row
 

@@ -17,6 +17,8 @@ What it changes in the process, and why each is needed:
   CUDA): wrapper tensors cannot share a TensorImpl type with CPU tensors, so without this ``model.to('sim')``
   would create new Parameter objects and an optimizer built before the move would silently update the
   old CPU ones.  Parameters are swapped in place (``torch.utils.swap_tensors``) instead;
+* ``Tensor.to`` / ``torch.tensor`` / ``torch.as_tensor`` give an index-less ``sim`` the current device
+  (C++ would fill in the guard's answer, always 0);
 * ``SimTensor`` joins the optimizers' foreach-supported tensor types (a CUDA parameter's type is
   Parameter, a sim parameter's is SimTensor), so optimizers pick the same foreach path as on CUDA and
   fail the same way on state left on the CPU.
@@ -117,6 +119,38 @@ def _patch_optim():
         opt_mod._foreach_supported_types.append(SimTensor)
 
 
+def _with_current(d):
+    if type(d) is str and d == config.DEVICE_TYPE:
+        return config.dev(config.CURRENT[0])
+    if type(d) is torch.device and d.type == config.DEVICE_TYPE and d.index is None:
+        return config.dev(config.CURRENT[0])
+    return d
+
+
+def _current_device_wrapper(fn, device_pos):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if config.CURRENT[0]:
+            if "device" in kwargs:
+                kwargs["device"] = _with_current(kwargs["device"])
+            elif len(args) > device_pos:
+                args = list(args)
+                args[device_pos] = _with_current(args[device_pos])
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _patch_current_device():
+    # C++ fills a missing device index from the device guard (ensure_has_index in TensorConversions.cpp,
+    # tensor_new.cpp), and the Python backend's guard always answers 0: without this, x.to("sim"),
+    # model.to("sim") and torch.tensor(..., device="sim") would ignore torch.sim.set_device(1).  The
+    # wrappers only act while the current device is not 0.
+    torch.Tensor.to = _current_device_wrapper(torch.Tensor.to, 1)
+    torch.tensor = _current_device_wrapper(torch.tensor, 99)
+    torch.as_tensor = _current_device_wrapper(torch.as_tensor, 2)
+
+
 def register(count: int, profile: str, capacity=None) -> None:
     from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
 
@@ -148,3 +182,4 @@ def register(count: int, profile: str, capacity=None) -> None:
     _patch_autograd()
     _patch_module_apply()
     _patch_optim()
+    _patch_current_device()

@@ -135,7 +135,8 @@ class SimEvent(_CEvent):
 
     def elapsed_time(self, end_event):
         if not (self.enable_timing and end_event.enable_timing):
-            raise ValueError("Both events must be created with argument 'enable_timing=True'.")
+            # CUDAEvent::elapsed_time: TORCH_CHECK -> RuntimeError
+            raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
         if self._time is None or end_event._time is None:
             raise RuntimeError("Both events must be recorded before calculating elapsed time.")
         if not (self.query() and end_event.query()):

@@ -1,4 +1,8 @@
-"""Compare the simulator with the committed real-GPU fidelity table."""
+"""Compare the simulator with the committed real-GPU fidelity table.
+
+A case is compared first; only when it differs, and the difference is documented in
+KNOWN_DIFFERENCES, is it an expected failure (strict: a documented difference that no longer
+differs fails, so the entry must be removed)."""
 import json
 import os
 
@@ -8,14 +12,8 @@ from grader.simulated import fidelity
 
 TABLE = os.path.join(os.path.dirname(fidelity.__file__), "fidelity_cuda.json")
 
-# Known, documented divergences (case name -> why). Keep in sync with the report.
-KNOWN_DIFFERENCES = {
-    "backward on :1": "the Python PrivateUse1 device guard reports 1 device, so the autograd "
-                      "engine has no queue for sim:1",
-    "load checkpoint without map_location where device is missing":
-        "torch cannot name an unregistered backend; the error text differs from CUDA's",
-    "invalid device index": "only the first line of CUDA's error is mirrored",
-}
+# Known, documented divergences (case name -> why). Keep in sync with grader/simulated/limits.py.
+KNOWN_DIFFERENCES: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
@@ -25,10 +23,19 @@ def sim_rows():
 
 def test_sim_table_is_complete_and_renders(sim_rows):
     assert len(sim_rows) == len(fidelity.CASES)
+    assert len({n for n, _, _ in fidelity.CASES}) == len(fidelity.CASES), "case names must be unique"
     md = fidelity.to_markdown(list(sim_rows.values()))
     assert md.count("\n") == len(fidelity.CASES) + 2
     assert fidelity.normalise("cuda:0 and cpu, torch.cuda.FloatTensor, wrapper_CUDA_mm, sim:1") == \
         "<dev>:0 and cpu, torch.<dev>.FloatTensor, wrapper_<dev>_mm, <dev>:1"
+
+
+def test_every_case_runs_on_sim_without_internal_errors(sim_rows):
+    bad = {n: r["message"] for n, r in sim_rows.items()
+           if r.get("raised") and r["exc_type"] in ("NotImplementedError", "AttributeError", "TypeError",
+                                                    "AssertionError", "KeyError")
+           and n != "numpy on device tensor"}
+    assert not bad
 
 
 def _cuda_rows():
@@ -46,6 +53,12 @@ def _case_ids():
         return [r["case"] for r in json.load(f)["rows"]]
 
 
+def _same(sim, cuda):
+    if (sim["raised"], sim["exc_type"]) != (cuda["raised"], cuda["exc_type"]):
+        return False
+    return sim["message"] == cuda["message"] if cuda["raised"] else sim["value"] == cuda["value"]
+
+
 @pytest.mark.parametrize("name", _case_ids())
 def test_matches_cuda(name, sim_rows):
     rows = {r["case"]: r for r in _cuda_rows()}
@@ -55,10 +68,16 @@ def test_matches_cuda(name, sim_rows):
     if name not in sim_rows:
         pytest.fail(f"case {name!r} in the CUDA table is not in fidelity.CASES")
     sim = sim_rows[name]
+    same = _same(sim, cuda)
     if name in KNOWN_DIFFERENCES:
+        assert not same, f"{name!r} now matches CUDA: remove it from KNOWN_DIFFERENCES"
         pytest.xfail(KNOWN_DIFFERENCES[name])
-    assert (sim["raised"], sim["exc_type"]) == (cuda["raised"], cuda["exc_type"]), (sim, cuda)
-    if cuda["raised"]:
-        assert sim["message"] == cuda["message"]
-    else:
-        assert sim["value"] == cuda["value"]
+    assert same, (sim, cuda)
+
+
+def test_new_cases_await_a_gpu_run():
+    """Cases not yet in the CUDA table (written from PyTorch's source; rerun on GPUs to confirm)."""
+    recorded = set(_case_ids())
+    pending = [n for n, _, _ in fidelity.CASES if n not in recorded]
+    assert isinstance(pending, list)  # informational: listed by `pytest -rA`
+    print("cases awaiting a CUDA run:", len(pending))
