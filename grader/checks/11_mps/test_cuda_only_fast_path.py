@@ -1,0 +1,74 @@
+"""Grader for cuda_only_fast_path: the model must run on whatever device it is given, not only on "cuda"."""
+
+import random
+
+import torch
+from torch import nn
+
+from grader.expect import expect_device, expect_tensor, fail, measure, running
+
+FIX = ("predict took the CPU path on {device}: a test such as str(device) == 'cuda' (or device.type == 'cuda') "
+       "sends every other accelerator, and every other GPU index, down the CPU branch. Move the model and the batches with .to(device) whatever the device is; if a branch is really "
+       "needed, test device.type != 'cpu'.")
+
+
+def draw():
+    f, h, c = random.randint(4, 9), random.randint(8, 16), random.randint(3, 6)
+    model = nn.Sequential(nn.Linear(f, h), nn.ReLU(), nn.Linear(h, c))
+    batches = [torch.randn(random.randint(3, 8), f) for _ in range(random.randint(2, 4))]
+    return model, batches
+
+
+def reference(model, batches):
+    with torch.no_grad():
+        logits = torch.cat([model(x) for x in batches])
+    top2 = logits.topk(2, dim=1).values
+    clear = (top2[:, 0] - top2[:, 1]) > 1e-4        # ignore near-ties, which rounding may flip
+    return logits.argmax(dim=1), clear
+
+
+def call(submission, model, batches, device, as_given):
+    with running(f"predict(model, batches, {as_given!r})", submission,
+                 explain_device_error=FIX.format(device=device)):
+        out = submission.predict(model, batches, as_given)
+    return expect_tensor(out, "the value predict returns")
+
+
+def test_model_runs_on_the_device(submission, device):
+    model, batches = draw()
+    with measure(device) as m:
+        out = call(submission, model, batches, device, torch.device(device))
+    params = {str(p.device) for p in model.parameters()}
+    if device.type != "cpu" and ("cpu" in params or m.kernels < len(batches)):
+        fail(FIX.format(device=device) + f" (after the call the model's parameters are on {', '.join(sorted(params))}, "
+             f"and {m.kernels} operations ran on {device} for {len(batches)} batches.)")
+    expect_device(out, device, "the predictions", "return them where the model ran.")
+
+
+def test_accepts_a_device_name(submission, device):
+    model, batches = draw()
+    out = call(submission, model, batches, device, str(device))
+    if device.type != "cpu" and any(p.device.type == "cpu" for p in model.parameters()):
+        fail(FIX.format(device=device) + f" (called with the string {str(device)!r}, the model stayed on the CPU.)")
+    expect_device(out, device, f"the predictions for device {str(device)!r}", "return them where the model ran.")
+
+
+def test_predictions_are_right(submission, device):
+    model, batches = draw()
+    expected, clear = reference(model, batches)
+    out = call(submission, model, batches, device, device)
+    if out.shape != expected.shape:
+        fail(f"predict returned shape {tuple(out.shape)}; expected one class per sample, {tuple(expected.shape)}.")
+    if out.dtype != torch.int64:
+        fail(f"predict returned {out.dtype}; class indices are int64 (argmax gives them).")
+    if not torch.equal(out.cpu()[clear], expected[clear]):
+        fail("predict returned the wrong classes: the fix changed what the model computes.")
+
+
+def test_no_copies_back_to_the_cpu(submission, device):
+    model, batches = draw()
+    model.to(device)
+    with measure(device) as m:
+        call(submission, model, batches, device, device)
+    if m.round_trips:
+        fail(f"predict made {m.describe_round_trips()}: " + FIX.format(device=device))

@@ -1,0 +1,11 @@
+import torch
+from torch import nn
+
+
+@torch.no_grad()
+def predict(model: nn.Module, batches: list[torch.Tensor], device) -> torch.Tensor:
+    device = torch.device(device)
+    run_on = device if device.type != "cpu" else torch.device("cpu")
+    model.to(run_on).eval()
+    out = torch.cat([model(x.to(run_on)).argmax(dim=1) for x in batches])
+    return out.to(device)

@@ -1,0 +1,9 @@
+# expect: wrong values
+import numpy as np
+import torch
+
+
+def batch_to_device(features: np.ndarray, labels: np.ndarray, device):
+    x = torch.from_numpy(features).to(device, torch.float16).float()
+    y = torch.from_numpy(labels).to(device)
+    return x, y
