@@ -1,0 +1,64 @@
+"""Grader for metric_round_trip: an evaluation loop must keep its metric on the device (no copy to the CPU
+and back per batch); checked by counting the copies and host reads inside evaluate() on every leg."""
+
+import copy
+import random
+
+import torch
+from torch import nn
+
+from grader.expect import expect_device, expect_tensor, fail, measure, running
+
+FIX = ("keep the scores on the device: topk_hits works on tensors of any device, so give it logits and y "
+       "where they are and add its result to the total without .cpu() or .item().")
+
+
+def problem(device):
+    """A fresh linear classifier and evaluation set on `device`, and the same on the CPU for the reference."""
+    features, classes = random.randint(4, 8), random.randint(6, 10)
+    model = nn.Linear(features, classes)
+    batches = [(torch.randn(random.randint(5, 12), features), None) for _ in range(random.randint(3, 6))]
+    batches = [(x, torch.randint(0, classes, (len(x),))) for x, _ in batches]
+    k = random.randint(2, 4)
+    on_device = [(x.to(device), y.to(device)) for x, y in batches]
+    return copy.deepcopy(model), batches, model.to(device), on_device, k
+
+
+def reference(model_cpu, batches, k) -> int:
+    with torch.no_grad():
+        return sum(int((model_cpu(x).topk(k, dim=1).indices == y[:, None]).any(dim=1).sum()) for x, y in batches)
+
+
+def evaluate(submission, device, model, batches, k):
+    what = f"evaluate(model, batches, k={k}) with {len(batches)} batches on {device}"
+    with running(what, submission, explain_device_error=f"A tensor of the loop was left on another device. To fix it, {FIX}"):
+        return submission.evaluate(model, batches, k)
+
+
+def test_counts_the_topk_hits(submission, device):
+    model, batches, model_d, batches_d, k = problem(device)
+    expected = reference(model, batches, k)
+    out = expect_tensor(evaluate(submission, device, model_d, batches_d, k), "the value returned by evaluate")
+    if out.numel() != 1:
+        fail(f"evaluate should return a single count, but returned a tensor of shape {tuple(out.shape)}.")
+    got = out.detach().cpu().reshape(()).item()
+    if got != expected:
+        fail(f"evaluate counted {got:g} top-{k} hits over {sum(len(y) for _, y in batches)} examples; the right "
+             f"count is {expected}: the fix changed the result.")
+
+
+def test_total_stays_on_the_device(submission, device):
+    model, batches, model_d, batches_d, k = problem(device)
+    out = evaluate(submission, device, model_d, batches_d, k)
+    expect_device(out, device, "the total returned by evaluate",
+                  "leave it where the batches are; the caller reads it when it needs the number.")
+
+
+def test_no_round_trip_per_batch(submission, device):
+    model, batches, model_d, batches_d, k = problem(device)
+    with measure(device) as m:
+        evaluate(submission, device, model_d, batches_d, k)
+    if m.round_trips:
+        fail(f"evaluate over {len(batches)} batches made {m.describe_round_trips()}, while the evaluation needs "
+             f"none: each one makes Python wait until {device} has finished all the work queued before it. To fix it, {FIX}")
+
