@@ -80,6 +80,9 @@ class SimStream(_CStream):
     def __eq__(self, other):
         return isinstance(other, SimStream) and (self._idx, self._sid) == (other._idx, other._sid)
 
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
     def __hash__(self):
         return hash((DEVICE_TYPE, self._idx, self._sid))
 

@@ -104,6 +104,9 @@ class SimTensor(torch.Tensor):
         with reason("print/repr"):
             sync("print/repr", self._idx)
             s = torch._tensor_str._str(self, tensor_contents=tensor_contents)
+        if s.startswith("Parameter(") and s.endswith(")"):
+            # _tensor_str wraps subclass parameters as Parameter(...): print as CUDA prints a Parameter
+            s = s[len("Parameter("):-1].replace("\n" + " " * len("Parameter("), "\n")
         pre = type(self).__name__ + "("
         if s.startswith(pre):
             s = "tensor(" + s[len(pre):].replace("\n" + " " * len(pre), "\n" + " " * 7)
@@ -431,7 +434,14 @@ def op_index(func, args, kwargs):
         for i in args[1]:
             if isinstance(i, torch.Tensor) and i.device != self.device:
                 raise placement.index_into_cpu_error(self.device)
-    return generic(func, args, kwargs)
+        return generic(func, args, kwargs)
+    res = generic(func, args, kwargs)
+    for i in args[1]:
+        if isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8):
+            # a boolean mask becomes indices through nonzero: CUDA synchronizes there
+            sync("nonzero", self._idx)
+            break
+    return res
 
 
 def op_is_pinned(func, args, kwargs):

@@ -1,9 +1,14 @@
-import gc
+"""The virtual clock: launches vs device time, sync points, events, copies in flight, host reads.
 
+Each test pins an exact number of the model, so that changing the model (dropping a sync point,
+mis-timing an event, copying eagerly) fails a test."""
 import pytest
 import torch
 
 import grader.simulated as gs
+from grader.simulated import config
+
+LAUNCH, KERNEL = config.LAUNCH_US / 1000, config.KERNEL_US / 1000  # ms
 
 
 def _work(x, n=50):
@@ -12,31 +17,65 @@ def _work(x, n=50):
     return x
 
 
+def _idle():
+    torch.sim.synchronize()
+    torch.sim.synchronize(1)
+
+
 def test_host_time_without_sync_measures_launch_only():
     x = torch.ones(8, device="sim")
-    torch.sim.synchronize()
+    _idle()
     t0 = gs.host_time()
-    _work(x)
-    t_launch = gs.host_time() - t0
+    _work(x, 50)
+    assert gs.host_time() - t0 == pytest.approx(50 * LAUNCH)
+    assert gs.device_time() - t0 == pytest.approx(LAUNCH + 50 * KERNEL)
     torch.sim.synchronize()
-    t_total = gs.host_time() - t0
-    assert t_total > 2 * t_launch > 0
-    assert gs.device_time() == pytest.approx(gs.host_time())
+    assert gs.host_time() - t0 == pytest.approx(LAUNCH + 50 * KERNEL)
 
 
-def test_events_measure_device_time():
+def test_event_elapsed_time_is_the_device_time_between_records():
     x = torch.ones(8, device="sim")
+    _idle()
     start, end = torch.sim.Event(enable_timing=True), torch.sim.Event(enable_timing=True)
     start.record()
-    _work(x)
+    _work(x, 50)
     end.record()
     assert not end.query()
     with pytest.raises(RuntimeError, match="device not ready"):
         start.elapsed_time(end)
     end.synchronize()
     assert end.query()
-    ms = start.elapsed_time(end)
-    assert ms > 0 and ms == pytest.approx(gs.host_time() - (end._time / 1000.0) + ms)
+    assert start.elapsed_time(end) == pytest.approx(LAUNCH + 50 * KERNEL, abs=1e-9)
+    # busy device: a second interval measures exactly its kernels, not the host's launches
+    _work(x, 20)
+    a, b = torch.sim.Event(enable_timing=True), torch.sim.Event(enable_timing=True)
+    a.record()
+    _work(x, 10)
+    b.record()
+    b.synchronize()
+    assert a.elapsed_time(b) == pytest.approx(10 * KERNEL, abs=1e-9)
+
+
+def test_data_dependent_ops_are_sync_points(rec):
+    x = torch.tensor([0.0, 1.0, 0.0, 2.0], device="sim")
+    for op, reason in ((lambda: x.nonzero(), "nonzero"), (lambda: x.masked_select(x > 0), "masked_select"),
+                       (lambda: x[x > 0], "index"), (lambda: torch.equal(x, x), "item")):
+        _work(x, 20)
+        assert gs.device_time() > gs.host_time()
+        n0 = rec.n_syncs
+        op()
+        assert gs.host_time() == gs.device_time(), reason
+        assert rec.n_syncs == n0 + 1, reason
+
+
+def test_nonzero_and_masked_select_record_their_reason():
+    x = torch.tensor([0.0, 1.0, 0.0, 2.0], device="sim")
+    with gs.record() as rec:
+        x.nonzero()
+        torch.masked_select(x, x > 0)
+        x[x > 0]
+        x[x > 1] = 0.0
+    assert rec.sync_reasons == ["nonzero", "masked_select", "nonzero", "nonzero"]
 
 
 def test_non_blocking_d2h_is_stale_until_sync(rec):
@@ -69,6 +108,72 @@ def test_non_blocking_to_pageable_is_immediate():
     assert dst.tolist() == [0.0, 1.0, 2.0]
 
 
+# ---- host -> device copies (issue 11, item 5)
+def test_non_blocking_h2d_from_pinned_reads_the_source_when_the_device_runs_it():
+    _idle()
+    src = torch.arange(4.0).pin_memory()
+    with gs.record() as rec:
+        y = src.to("sim", non_blocking=True)
+        assert rec.n_syncs == 0 and rec.h2d[0].pinned and rec.h2d[0].non_blocking
+        src.fill_(7.0)  # before the device ran the copy: the device sees the new data (a race on a GPU)
+        assert (y * 1).cpu().tolist() == [7.0] * 4
+    assert len(rec.races) == 1 and rec.races[0].device == "sim:0" and rec.races[0].nbytes == 16
+
+
+def test_non_blocking_h2d_then_use_without_race(rec):
+    src = torch.arange(4.0).pin_memory()
+    y = src.to("sim", non_blocking=True)
+    assert (y * 2).cpu().tolist() == [0.0, 2.0, 4.0, 6.0]
+    assert rec.races == [] and rec.sync_reasons == ["to_cpu_blocking"]
+
+
+def test_host_write_while_the_copy_is_still_in_flight_is_a_race():
+    _idle()
+    big = torch.zeros(3_000_000).pin_memory()  # 12 MB: 1 ms on the virtual PCIe link
+    with gs.record() as rec:
+        y = big.to("sim", non_blocking=True)
+        z = y + 1  # the device will run the copy first (stream order)
+        big.fill_(5.0)  # host time is still before the copy's completion
+        assert gs.host_time() < gs.device_time()
+        torch.sim.synchronize()
+    assert len(rec.races) == 1
+    assert y[0].item() == 5.0  # later reads see the torn/new data
+    assert z[0].item() == 1.0  # already computed from the old data (see LIMITS['h2d_race_window'])
+
+
+def test_host_write_after_sync_is_not_seen(rec):
+    src = torch.arange(4.0).pin_memory()
+    y = src.to("sim", non_blocking=True)
+    torch.sim.synchronize()
+    src.zero_()
+    assert y.cpu().tolist() == [0.0, 1.0, 2.0, 3.0] and rec.races == []
+
+
+def test_pageable_non_blocking_h2d_is_staged(rec):
+    src = torch.arange(4.0)
+    y = src.to("sim", non_blocking=True)
+    src.zero_()
+    assert y.cpu().tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert rec.sync_reasons == ["to_cpu_blocking"]  # the upload itself did not sync
+    assert not rec.h2d[0].pinned and rec.h2d[0].non_blocking
+
+
+def test_blocking_h2d_is_a_sync_point(rec):
+    torch.ones(2).to("sim")
+    assert rec.sync_reasons == ["to_device_blocking"]
+
+
+# ---- pin_memory (issue 11, item 3)
+def test_pin_memory_of_device_tensor_raises_like_cuda():
+    with pytest.raises(RuntimeError) as e:
+        torch.ones(2, device="sim").pin_memory()
+    assert str(e.value) == "cannot pin 'torch.sim.FloatTensor' only dense CPU tensors can be pinned"
+    with pytest.raises(RuntimeError, match="cannot pin 'torch.sim.LongTensor'"):
+        torch.ones(2, dtype=torch.long, device="sim:1").pin_memory()
+    assert not torch.ones(2, device="sim").is_pinned()
+
+
+# ---- sync points and host reads (issue 11, item 13)
 def test_sync_points_are_recorded(rec):
     x = torch.arange(4.0, device="sim")
     torch.sim.synchronize()
@@ -85,6 +190,26 @@ def test_sync_points_are_recorded(rec):
     assert rec.bytes_d2h == 3 * 16 and rec.bytes_h2d == 8  # cpu(), tolist(), repr copy 16 B each
 
 
+def test_host_reads_are_recorded_with_their_reason(rec):
+    x = torch.arange(4.0, device="sim")
+    s = x.sum()
+    s.item()
+    int(s)
+    float(s)
+    bool(s)
+    if s:
+        pass
+    x.tolist()
+    [0, 1, 2][torch.tensor(1, device="sim")]
+    f"{s:.1f}"
+    torch.tensor([s, s])  # converts each device scalar with float()
+    x.cpu()  # a copy, not a host read
+    assert rec.host_read_reasons == ["item", "int", "float", "bool", "bool", "tolist", "index", "item",
+                                     "float", "float"]
+    assert all(r.device == "sim:0" for r in rec.host_reads)
+    assert rec.host_reads[0].reason == "item" and "host_reads" in repr(rec)
+
+
 def test_launch_count(rec):
     x = torch.ones(4, device="sim")
     n0 = rec.launches
@@ -93,39 +218,27 @@ def test_launch_count(rec):
     assert rec.launches - n0 == 2
 
 
-def test_memory_caching_allocator():
-    gc.collect()
-    torch.sim.empty_cache()
-    base = torch.sim.memory_allocated()
-    torch.sim.reset_peak_memory_stats()
-    x = torch.empty(1000, device="sim")  # 4000 B -> 4096 (512-byte blocks)
-    assert torch.sim.memory_allocated() - base == 4096
-    v = x.view(10, 100)  # views share the block
-    assert torch.sim.memory_allocated() - base == 4096
-    del x
-    gc.collect()
-    assert torch.sim.memory_allocated() - base == 4096  # view keeps it alive
-    del v
-    gc.collect()
-    assert torch.sim.memory_allocated() == base
-    assert torch.sim.memory_reserved() >= base + 4096  # cached, still reserved
-    assert torch.sim.max_memory_allocated() == base + 4096
-    y = torch.empty(1000, device="sim")  # reuses the cached block
-    reserved = torch.sim.memory_reserved()
-    del y
-    gc.collect()
-    assert torch.sim.memory_reserved() == reserved
-    torch.sim.empty_cache()
-    assert torch.sim.memory_reserved() == torch.sim.memory_allocated()
-    assert torch.sim.memory_allocated(1) == torch.sim.memory_allocated("sim:1")
-    z = torch.empty(10, device="sim:1")
-    assert torch.sim.memory_allocated(1) >= 512
-    del z
-
-
 def test_record_collects_only_inside():
     x = torch.ones(2, device="sim")
     with gs.record() as r:
         x.sum().item()
     x.sum().item()
-    assert r.n_syncs == 1
+    assert r.n_syncs == 1 and len(r.host_reads) == 1
+
+
+def test_sync_debug_mode_like_cuda():
+    x = torch.ones(3, device="sim")
+    torch.sim.set_sync_debug_mode("error")
+    try:
+        with pytest.raises(RuntimeError, match="called a synchronizing SIM operation"):
+            x.sum().item()
+        torch.sim.synchronize()  # explicit synchronisation is not reported
+    finally:
+        torch.sim.set_sync_debug_mode(0)
+    torch.sim.set_sync_debug_mode("warn")
+    try:
+        with pytest.warns(UserWarning, match="called a synchronizing SIM operation"):
+            x.cpu()
+    finally:
+        torch.sim.set_sync_debug_mode("default")
+    assert torch.sim.get_sync_debug_mode() == 0
