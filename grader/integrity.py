@@ -134,6 +134,9 @@ class Baseline:
             for key, obj in items:
                 if now.get(key, _MISSING) is not obj:
                     out.append(f"{label}.{key}")
+            if isinstance(ns, type):  # a class gains no methods at run time: a new one overrides a base's
+                known = {key for key, _ in items}
+                out += [f"{label}.{key}" for key, v in list(now.items()) if key not in known and callable(v)]
         return out
 
 

@@ -31,6 +31,21 @@ def pytest_addoption(parser):
     )
 
 
+#: Memory a check may use on each accelerator, the same on every GPU and on the simulator, so that a learner's
+#: 10 GB tensor fails alike everywhere (torch.OutOfMemoryError), whatever the card.
+DEVICE_MEMORY = 4 * 2**30
+
+
+def _limit_cuda_memory(legs: list[str]) -> None:
+    import torch
+
+    for leg in legs:
+        if leg.startswith("cuda:"):
+            i = int(leg.split(":")[1])
+            total = torch.cuda.get_device_properties(i).total_memory
+            torch.cuda.set_per_process_memory_fraction(min(1.0, DEVICE_MEMORY / total), i)
+
+
 def _grading(config) -> bool:
     return bool(config.getoption("submission"))
 
@@ -43,6 +58,7 @@ def pytest_configure(config):
     except legs_mod.LegError as exc:
         raise pytest.UsageError(str(exc)) from None
     config._devcourse_simulated = None
+    _limit_cuda_memory(config._devcourse_legs)
     if set(config._devcourse_legs) <= set(legs_mod.SIMULATED_LEGS):
         import torch
 
@@ -50,6 +66,9 @@ def pytest_configure(config):
 
         if simulated.is_supported():
             simulated.install()
+            if hasattr(simulated, "set_memory_capacity"):
+                for i in range(2):
+                    simulated.set_memory_capacity(DEVICE_MEMORY, device=i)
         else:
             config._devcourse_simulated = f"the simulated accelerator needs torch >= 2.11 (this is {torch.__version__})"
 

@@ -42,6 +42,8 @@ FAMILIES = ("real", "sim")
 IDLE_SECONDS = float(os.environ.get("DEVCOURSE_IDLE_SECONDS", 15 * 60))
 GRACE_SECONDS = 5.0  # after a check's own timeout, before the worker is killed
 OUTPUT_LIMIT = 64 * 2**20  # bytes any one file written by the learner's code may reach (prints included)
+HOST_MEMORY = 6 * 2**30  # bytes the learner's code may add to a worker's memory on the host
+OUTPUT_TAIL = 4000  # characters of a worker's own output kept, to explain a grader that could not run
 START_LIMIT = 120.0  # seconds for a worker to import the grader and collect its checks
 
 
@@ -75,16 +77,17 @@ def _pytest_args(job: dict) -> list[str]:
     ]
 
 
-def _work(job: dict, wfd: int, token: str, exit_code: int, log: str) -> None:
-    """Body of a worker process. Never returns."""
+def _work(job: dict, wfd: int, token: str, exit_code: int, out_fd: int | None) -> None:
+    """Body of a worker process. Never returns. Its output goes to `out_fd` (a pipe the zygote drains)."""
     try:
         os.setpgid(0, 0)  # one group: everything the learner's code starts can be stopped with it
     except OSError:
         pass
+    if out_fd is not None:
+        os.dup2(out_fd, 1)
+        os.dup2(out_fd, 2)
+        os.close(out_fd)
     try:
-        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
         import resource
 
         resource.setrlimit(resource.RLIMIT_FSIZE, (OUTPUT_LIMIT, OUTPUT_LIMIT))
@@ -106,6 +109,7 @@ def _work(job: dict, wfd: int, token: str, exit_code: int, log: str) -> None:
         from grader import integrity, plugin
 
         integrity.guard_processes()
+        _limit_host_memory(job["spec"])
         rc = pytest.main(_pytest_args(job), plugins=[plugin, pytest_timeout, plugin.ChannelReporter(send)])
         send({"end": int(rc)})
     except BaseException as exc:  # noqa: BLE001 - whatever happened, the zygote must hear of it
@@ -113,6 +117,23 @@ def _work(job: dict, wfd: int, token: str, exit_code: int, log: str) -> None:
             send({"error": f"{type(exc).__name__}: {exc}"})
         _exit(70)
     _exit(exit_code)
+
+
+def _limit_host_memory(spec: str) -> None:
+    """Cap the memory the learner's code may take on the host, so that a 10 GB tensor is an error it gets
+    (with PyTorch's 'can't allocate memory') instead of the machine's. Not where CUDA runs: its driver maps
+    large private regions of its own, and device memory is capped by the plugin instead."""
+    import resource
+
+    import torch
+
+    if spec != "sim" and not spec.startswith("sim:") and torch.cuda.is_available():
+        return
+    with contextlib.suppress(OSError, ValueError):
+        with open("/proc/self/status") as f:
+            data = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmData:"))
+        limit = data + HOST_MEMORY
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -125,13 +146,14 @@ class Spare:
         self.rfd, self.wfd = os.pipe()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "grader.workers", "spare", "--family", family, "--fd", str(self.wfd)],
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             pass_fds=(self.wfd,), start_new_session=True, text=True,
         )
         os.close(self.wfd)
+        self.out_fd = self.proc.stdout.fileno()
 
-    def start(self, job: dict, token: str, exit_code: int, log: str) -> int:
-        self.proc.stdin.write(json.dumps({"job": job, "token": token, "exit_code": exit_code, "log": log}) + "\n")
+    def start(self, job: dict, token: str, exit_code: int) -> int:
+        self.proc.stdin.write(json.dumps({"job": job, "token": token, "exit_code": exit_code}) + "\n")
         self.proc.stdin.close()
         return self.proc.pid
 
@@ -158,43 +180,48 @@ class Zygote:
 
     def run_job(self, job: dict) -> dict:
         token, exit_code = secrets.token_hex(16), 64 + secrets.randbelow(60)
-        log = str(self.folder / f"{self.family}-worker.log")
         if self.fork:
             rfd, wfd = os.pipe()
+            ofd, owfd = os.pipe()
             pid = _fork()
             if pid == 0:
-                for fd in (rfd, *self.private_fds):  # else the learner's code could answer the client itself
+                for fd in (rfd, ofd, *self.private_fds):  # else the learner's code could answer the client itself
                     with contextlib.suppress(OSError):
                         os.close(fd)
                 try:
-                    _work(job, wfd, token, exit_code, log)
+                    _work(job, wfd, token, exit_code, owfd)
                 finally:
                     _exit(70)
             os.close(wfd)
+            os.close(owfd)
         else:
             spare, self.spare = self.spare, Spare(self.family)
-            rfd, pid = spare.rfd, spare.start(job, token, exit_code, log)
+            rfd, ofd, pid = spare.rfd, os.dup(spare.out_fd), spare.start(job, token, exit_code)
         try:
-            lines, status, stopped = self._collect(pid, rfd, float(job["timeout"]))
+            lines, output, status, stopped = self._collect(pid, rfd, ofd, float(job["timeout"]))
         finally:
             os.close(rfd)
+            os.close(ofd)
         leftovers = self._stop_leftovers(pid)
-        tail = _tail(log)
-        return judge(lines, token, exit_code, status, stopped, leftovers, tail, job)
+        return judge(lines, token, exit_code, status, stopped, leftovers, output, job)
 
-    def _collect(self, pid: int, rfd: int, timeout: float) -> tuple[list[str], int | None, str | None]:
-        """Read the worker's records until it ends; stop it when a check overruns or it never starts."""
+    def _collect(self, pid: int, rfd: int, ofd: int, timeout: float):
+        """Read the worker's records (and the end of its output) until it ends; stop it when a check overruns
+        or it never starts."""
         sel = selectors.DefaultSelector()
-        os.set_blocking(rfd, False)
-        sel.register(rfd, selectors.EVENT_READ)
-        buf, status, stopped = b"", None, None
+        for fd in (rfd, ofd):
+            os.set_blocking(fd, False)
+            sel.register(fd, selectors.EVENT_READ)
+        buf, output, status, stopped = b"", b"", None, None
         last, started = time.monotonic(), False
         while status is None:
-            for _ in sel.select(timeout=0.02):
+            for key, _ in sel.select(timeout=0.02):
                 with contextlib.suppress(BlockingIOError):
-                    chunk = os.read(rfd, 1 << 16)
-                    buf += chunk
-                    if chunk:
+                    chunk = os.read(key.fd, 1 << 16)
+                    if key.fd == ofd:
+                        output = (output + chunk)[-OUTPUT_TAIL:]
+                    elif chunk:
+                        buf += chunk
                         last = time.monotonic()
                         started = started or b'"collected"' in buf
             done, st = os.waitpid(pid, os.WNOHANG)
@@ -213,25 +240,48 @@ class Zygote:
         with contextlib.suppress(BlockingIOError, OSError):
             while chunk := os.read(rfd, 1 << 16):
                 buf += chunk
+        with contextlib.suppress(BlockingIOError, OSError):
+            while chunk := os.read(ofd, 1 << 16):
+                output = (output + chunk)[-OUTPUT_TAIL:]
         sel.close()
-        return buf.decode(errors="replace").splitlines(), status, stopped
+        return buf.decode(errors="replace").splitlines(), output.decode(errors="replace"), status, stopped
 
     def _stop_leftovers(self, pid: int) -> int:
-        """Stop whatever the worker's code left running: its process group, and orphans handed to us."""
-        left = 0
-        with contextlib.suppress(OSError):
-            os.killpg(pid, 0)
-            left += 1
-            os.killpg(pid, signal.SIGKILL)
+        """Stop whatever the worker's code left running (its process group, and orphans handed to us);
+        how many there were."""
         mine = {self.spare.proc.pid} if self.spare else set()
-        for child in _children_of(os.getpid()) - mine - self.known_children:
+        left = _live_in_group(pid) | (_live(_children_of(os.getpid())) - mine - self.known_children)
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGKILL)
+        for child in left:
             with contextlib.suppress(OSError):
                 os.kill(child, signal.SIGKILL)
-                left += 1
         with contextlib.suppress(ChildProcessError):
             while os.waitpid(-1, os.WNOHANG)[0]:
                 pass
-        return left
+        return len(left)
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
+    except OSError:
+        return None
+
+
+def _live(pids) -> set[int]:
+    return {p for p in pids if (st := _stat(p)) is not None and st[0] != "Z"}
+
+
+def _live_in_group(pgid: int) -> set[int]:
+    if not os.path.isdir("/proc"):
+        return set()
+    members = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (st := _stat(int(entry))) is not None and st[0] != "Z" and int(st[2]) == pgid:
+            members.add(int(entry))
+    return members
 
 
 def _become_subreaper() -> None:
@@ -239,16 +289,6 @@ def _become_subreaper() -> None:
 
     with contextlib.suppress(Exception):
         ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-
-
-def _tail(path: str, limit: int = 2000) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - limit))
-            return f.read().decode(errors="replace")
-    except OSError:
-        return ""
 
 
 def judge(lines, token, exit_code, status, stopped, leftovers, tail, job) -> dict:
@@ -333,7 +373,22 @@ def _prepare(family: str) -> None:
                 (a @ a + a.mean()).relu().sum(dim=0).to("sim:1").cpu()
 
 
-def _serve(family: str, folder: Path, digest: str, keep: frozenset[int] = frozenset()) -> None:
+def _prepared(family: str) -> str | None:
+    """Prepare the family; None when ready, else why not (logged too)."""
+    try:
+        _prepare(family)
+        return None
+    except Exception as exc:  # noqa: BLE001 - the zygote still answers, saying why it cannot grade
+        import traceback
+
+        traceback.print_exc()
+        return f"the {family} grading process could not start: {type(exc).__name__}: {exc}"
+
+
+def _serve(family: str, folder: Path, digest: str, keep: frozenset[int] = frozenset(),
+           broken: str | None = None) -> None:
+    """Answer requests on the family's socket until idle or told to stop. With `broken` (why this family's
+    grader could not be prepared), every job is answered with that reason instead."""
     path = folder / f"{family}.sock"
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
@@ -355,6 +410,8 @@ def _serve(family: str, folder: Path, digest: str, keep: frozenset[int] = frozen
                     return
                 if request.get("ping"):
                     reply = {"digest": digest, "pid": os.getpid()}
+                elif broken:
+                    reply = {"error": broken}
                 else:
                     try:
                         reply = zygote.run_job(request["job"])
@@ -377,8 +434,7 @@ def serve(folder: Path) -> None:
         pid = _fork()
         if pid == 0:
             try:
-                _prepare("sim")
-                _serve("sim", folder, digest)
+                _serve("sim", folder, digest, broken=_prepared("sim"))
             finally:
                 _exit(0)
         try:
@@ -400,7 +456,7 @@ def _spare_main(family: str, fd: int) -> None:
     request = json.loads(sys.stdin.readline() or "{}")
     if not request:
         _exit(0)
-    _work(request["job"], fd, request["token"], request["exit_code"], request["log"])
+    _work(request["job"], fd, request["token"], request["exit_code"], None)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,181 @@
+"""A submission cannot grade itself: every trick here must end in a failed check that says what was found,
+and the grading processes must keep working afterwards. Each test grades a real file through the runner."""
+
+import dataclasses
+import textwrap
+
+import pytest
+
+from grader import course, integrity, runner
+
+EX = dataclasses.replace(course.get("masked_mean"), timeout=4)
+# A correct body, so that only the trick can make a submission fail.
+FIX = """
+def _right(x, lengths):
+    T = x.shape[1]
+    mask = (torch.arange(T, device=x.device)[None, :] < lengths[:, None]).to(x.dtype).unsqueeze(-1)
+    return (x * mask).sum(1) / lengths[:, None].to(x.dtype)
+"""
+
+
+def grade(tmp_path, body: str, device="cpu", ex=EX):
+    f = tmp_path / "attempt.py"
+    f.write_text("import torch\n" + FIX + textwrap.dedent(body))
+    return runner.grade(ex, f, device=device)
+
+
+def messages(g) -> str:
+    assert not g.passed, "the trick passed"
+    return "\n".join(r.message for r in g.failures)
+
+
+def test_the_correct_body_passes(tmp_path):
+    assert grade(tmp_path, "masked_mean = _right\n").passed
+
+
+@pytest.mark.parametrize("patch, name", [
+    ("torch.allclose = lambda *a, **k: True", "torch.allclose"),
+    ("torch.Tensor.__eq__ = lambda a, b: True", "torch.Tensor.__eq__"),
+    ("torch.testing.assert_close = lambda *a, **k: None", "torch.testing.assert_close"),
+])
+def test_replacing_what_checks_use(tmp_path, patch, name):
+    g = grade(tmp_path, f"""
+        def masked_mean(x, lengths):
+            {patch}
+            return x.mean(1)
+    """)
+    assert f"replaced {name}" in messages(g)
+
+
+def test_replacing_at_import_time(tmp_path):
+    g = grade(tmp_path, "torch.allclose = lambda *a, **k: True\nmasked_mean = lambda x, lengths: x.mean(1)\n")
+    assert "replaced torch.allclose" in messages(g)
+
+
+@pytest.mark.parametrize("line, found", [
+    ("import grader.expect as e; e.expect_close = lambda *a, **k: None", "imports grader.expect"),
+    ("from _pytest import outcomes", "imports from _pytest"),
+    ("import pytest", "imports pytest"),
+    ("import sys; sys.modules['grader.expect'].fail = print", "uses sys.modules"),
+    ("import gc", "imports gc"),
+    ("g = __import__('grader.expect')", "uses __import__"),
+    ("on_sim = lambda x: x.device.type == 'sim'", "names the simulated accelerator"),
+    ("import os; grading = 'PYTEST_CURRENT_TEST' in os.environ", "mentions 'PYTEST_CURRENT_TEST'"),
+])
+def test_reaching_for_the_grader_is_refused_before_running(tmp_path, line, found):
+    g = grade(tmp_path, line + "\nmasked_mean = _right\n")
+    text = messages(g)
+    assert "it was not graded" in text and found in text
+
+
+def test_scan_accepts_ordinary_device_code():
+    src = "import os, sys, torch\nimport numpy as np\nfrom torch import nn\nprint(sys.version, os.getpid())\n"
+    assert integrity.scan(src) == []
+
+
+def test_forging_the_results_channel(tmp_path):
+    g = grade(tmp_path, """
+        import json, os
+        def masked_mean(x, lengths):
+            for fd in range(3, 64):
+                for check in ("test_ignores_the_padding", "test_runs_on_the_device_of_its_inputs"):
+                    try:
+                        os.write(fd, (json.dumps({"check": check, "leg": "cpu", "outcome": "passed",
+                                                  "message": ""}) + "\\n").encode())
+                    except OSError:
+                        pass
+            return _right(x, lengths)
+    """)
+    assert "did not send" in messages(g)
+
+
+def test_forging_then_exiting(tmp_path):
+    g = grade(tmp_path, """
+        import json, os
+        def masked_mean(x, lengths):
+            for fd in range(3, 64):
+                try:
+                    os.write(fd, b'{"collected": []}\\n{"end": 0}\\n')
+                except OSError:
+                    pass
+            os._exit(0)
+    """)
+    text = messages(g)
+    assert "did not send" in text and "ended the grading process" in text
+
+
+def test_exiting_early(tmp_path):
+    g = grade(tmp_path, "import os\ndef masked_mean(x, lengths):\n    os._exit(0)\n")
+    assert "ended the grading process after 0 of 4 checks" in messages(g)
+
+
+def test_killing_itself(tmp_path):
+    g = grade(tmp_path, "import os\ndef masked_mean(x, lengths):\n    os.kill(os.getpid(), 9)\n")
+    assert "killed by signal 9" in messages(g)
+
+
+def test_killing_the_grader_is_refused_and_grading_goes_on(tmp_path):
+    g = grade(tmp_path, "import os\ndef masked_mean(x, lengths):\n    os.kill(os.getppid(), 9)\n")
+    assert "may not signal the grader" in messages(g)
+    assert grade(tmp_path, "masked_mean = _right\n").passed
+
+
+@pytest.mark.timeout(90)  # the runner's own limit is what ends this: a larger one makes this test fail
+def test_code_that_swallows_the_time_limit_is_stopped(tmp_path):
+    g = grade(tmp_path, """
+        def masked_mean(x, lengths):
+            while True:
+                try:
+                    while True:
+                        pass
+                except BaseException:
+                    pass
+    """)
+    assert "ignored the time limit" in messages(g)
+
+
+def test_a_loop_that_starts_processes(tmp_path):
+    g = grade(tmp_path, """
+        import os
+        def masked_mean(x, lengths):
+            while True:
+                os.fork()
+    """)
+    assert f"more than {integrity.MAX_PROCESSES} processes" in messages(g)
+
+
+def test_a_process_left_running(tmp_path):
+    g = grade(tmp_path, """
+        import subprocess
+        def masked_mean(x, lengths):
+            subprocess.Popen(["sleep", "600"])
+            return _right(x, lengths)
+    """)
+    assert "left 4 process(es) running" in messages(g)
+
+
+def test_a_huge_allocation(tmp_path):
+    g = grade(tmp_path, """
+        def masked_mean(x, lengths):
+            big = torch.ones(10 * 2**30 // 4, device=x.device)
+            return _right(x, lengths)
+    """)
+    assert "can't allocate memory" in messages(g)
+
+
+def test_endless_output(tmp_path):
+    g = grade(tmp_path, """
+        def masked_mean(x, lengths):
+            line = "x" * 2**20
+            for _ in range(200):
+                print(line)
+            return _right(x, lengths)
+    """)
+    assert "File too large" in messages(g)
+
+
+def test_one_submission_graded_twenty_times_gives_one_verdict(tmp_path):
+    f = tmp_path / "attempt.py"
+    f.write_text((runner.Path(EX.exercise_file)).read_text())
+    verdicts = {tuple(sorted((r.check, r.leg, r.outcome) for r in runner.grade(EX, f).results)) for _ in range(20)}
+    assert len(verdicts) == 1, verdicts
