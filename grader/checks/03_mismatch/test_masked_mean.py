@@ -12,9 +12,12 @@ def reference(x, lengths):
 
 
 def inputs(device, dtype=torch.float32):
-    g = torch.Generator().manual_seed(1)
-    x = torch.randn(3, 5, 4, generator=g, dtype=dtype)
-    lengths = torch.tensor([5, 2, 1])
+    """A fresh padded batch each run: sizes vary, one sequence is full, one is a single step."""
+    B, T, D = (int(torch.randint(lo, hi, ())) for lo, hi in ((3, 7), (5, 10), (2, 6)))
+    x = torch.randn(B, T, D, dtype=dtype)
+    lengths = torch.randint(1, T + 1, (B,))
+    lengths[0], lengths[1] = T, 1
+    lengths = lengths[torch.randperm(B)]
     return x, lengths, x.to(device), lengths.to(device)
 
 

@@ -1,5 +1,7 @@
 """Grader for positional_encoding: a constant table must be a buffer, so that model.to() moves it."""
 
+import math
+
 import torch
 
 from grader.expect import expect_close, expect_device, fail, running
@@ -7,9 +9,27 @@ from grader.expect import expect_close, expect_device, fail, running
 FIX = "register it as a buffer (self.register_buffer) so that model.to() moves it."
 
 
-def make(submission, device):
-    with running("AddPositions(16, 8).to(device)", submission):
-        return submission.AddPositions(16, 8).to(device)
+def reference_table(max_len: int, dim: int) -> torch.Tensor:
+    """The sinusoidal table of the exercise, written here so that a changed table cannot pass."""
+    position = torch.arange(max_len, dtype=torch.float64)[:, None]
+    freq = torch.exp(torch.arange(0, dim, 2, dtype=torch.float64) * (-math.log(10000.0) / dim))
+    table = torch.zeros(max_len, dim, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(position * freq)
+    table[:, 1::2] = torch.cos(position * freq)
+    return table.float()
+
+
+def sizes():
+    """Fresh sizes each run: max_len in [12, 24), an even dim in [6, 16], a sequence shorter than max_len."""
+    max_len = int(torch.randint(12, 24, ()))
+    dim = 2 * int(torch.randint(3, 9, ()))
+    T = int(torch.randint(3, max_len, ()))
+    return max_len, dim, T
+
+
+def make(submission, device, max_len=16, dim=8):
+    with running(f"AddPositions({max_len}, {dim}).to(device)", submission):
+        return submission.AddPositions(max_len, dim).to(device)
 
 
 def test_table_moves_with_the_model(submission, device):
@@ -21,12 +41,14 @@ def test_table_moves_with_the_model(submission, device):
 
 
 def test_forward_on_the_device(submission, device):
-    model = make(submission, device)
-    x = torch.zeros(2, 5, 8, device=device)
+    max_len, dim, T = sizes()
+    model = make(submission, device, max_len, dim)
+    x = torch.randn(3, T, dim)
     with running("model(x)", submission, explain_device_error=f"AddPositions.table stayed on cpu: {FIX}"):
-        out = model(x)
+        out = model(x.to(device))
     expect_device(out, device, "model(x)", FIX)
-    expect_close(out[0], submission.sinusoidal_table(16, 8)[:5], "model(zeros)")
+    expect_close(out, x + reference_table(max_len, dim)[:T],
+                 f"AddPositions({max_len}, {dim})(x) for a random x of shape {tuple(x.shape)}")
 
 
 def test_table_is_a_buffer_not_a_parameter(submission, device):
