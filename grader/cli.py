@@ -3,6 +3,7 @@
     devcourse list                 the exercises, in course order
     devcourse check NAME [FILE]    grade your fix on every device leg (FILE: a .py or .ipynb of your own)
     devcourse hint NAME [N]        the N-th hint (they get more explicit)
+    devcourse stop                 end the warm grading processes (they also end after 15 idle minutes)
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from grader import course, legs, runner
+from grader import course, daemon, legs, runner
 
 console = Console(highlight=False, soft_wrap=True)  # long messages: let the terminal wrap them
 
@@ -51,7 +52,7 @@ def cmd_check(args) -> int:
     console.print(f"Checking [bold]{ex.name}[/bold] ({shown}) ...")
     try:
         grade = runner.grade(ex, file, device=args.device)
-    except legs.LegError as exc:
+    except (legs.LegError, daemon.DaemonError) as exc:
         console.print(f"[red]{exc}[/red]")
         return 2
     table = Table(show_header=True, header_style="bold")
@@ -89,6 +90,14 @@ def cmd_hint(args) -> int:
     return 0
 
 
+def cmd_stop(args) -> int:
+    if daemon.stop():
+        console.print("Stopped the grading processes of this course folder.")
+    else:
+        console.print("No grading processes were running for this course folder.")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="devcourse", description="Exercises in PyTorch device placement.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -103,6 +112,7 @@ def parser() -> argparse.ArgumentParser:
     h.add_argument("name")
     h.add_argument("n", nargs="?", type=int, default=1)
     h.set_defaults(func=cmd_hint)
+    sub.add_parser("stop", help="end the warm grading processes").set_defaults(func=cmd_stop)
     return p
 
 

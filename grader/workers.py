@@ -43,7 +43,11 @@ IDLE_SECONDS = float(os.environ.get("DEVCOURSE_IDLE_SECONDS", 15 * 60))
 GRACE_SECONDS = 5.0  # after a check's own timeout, before the worker is killed
 OUTPUT_LIMIT = 64 * 2**20  # bytes any one file written by the learner's code may reach (prints included)
 HOST_MEMORY = 6 * 2**30  # bytes the learner's code may add to a worker's memory on the host
-OUTPUT_TAIL = 4000  # characters of a worker's own output kept, to explain a grader that could not run
+OUTPUT_TAIL = 4000
+# Built-in pytest plugins a grading run has no use for; unraisableexception alone costs a few full garbage
+# collections per run.
+UNUSED_PYTEST_PLUGINS = ("cacheprovider", "unraisableexception", "doctest", "junitxml", "pastebin", "legacypath",
+                         "randomly")  # characters of a worker's own output kept, to explain a grader that could not run
 START_LIMIT = 120.0  # seconds for a worker to import the grader and collect its checks
 
 
@@ -71,7 +75,8 @@ def code_digest() -> str:
 # ----------------------------------------------------------------------------------------------------------
 def _pytest_args(job: dict) -> list[str]:
     return [
-        job["grader"], "-p", "no:cacheprovider", "-p", "no:randomly", "-c", os.devnull, "--rootdir",
+        job["grader"], *(f"-pno:{name}" for name in UNUSED_PYTEST_PLUGINS), "--assert=plain", "-c", os.devnull,
+        "--rootdir",
         str(Path(job["grader"]).parent), f"--timeout={job['timeout']}", "--submission", job["submission"],
         "--device", job["spec"], "-q", "--no-header", "-o", "addopts=",
     ]
@@ -353,6 +358,9 @@ def _last_lines(text: str, n: int = 5) -> str:
 # ----------------------------------------------------------------------------------------------------------
 def _prepare(family: str) -> None:
     """What every worker of this family needs, imported once (and nothing that initialises a GPU)."""
+    import importlib
+
+    import _pytest.config as _pytest_config
     import pytest  # noqa: F401
     import pytest_timeout  # noqa: F401
     import torch
@@ -360,6 +368,9 @@ def _prepare(family: str) -> None:
     from grader import expect, instruments, integrity, plugin  # noqa: F401
 
     instruments.warm_up()
+    for name in _pytest_config.default_plugins:  # what pytest.main would import in every worker
+        with contextlib.suppress(ImportError):
+            importlib.import_module(f"_pytest.{name}")
 
     if family == "sim":
         from grader import simulated
@@ -371,7 +382,9 @@ def _prepare(family: str) -> None:
             with torch.no_grad():
                 a = torch.randn(8, 8, device="sim:0")
                 (a @ a + a.mean()).relu().sum(dim=0).to("sim:1").cpu()
+    import gc
 
+    gc.freeze()  # what is here now is never collected: a worker's garbage collections stay short
 
 def _prepared(family: str) -> str | None:
     """Prepare the family; None when ready, else why not (logged too)."""

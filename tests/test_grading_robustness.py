@@ -55,9 +55,9 @@ def test_infinite_loop_is_stopped_once(tmp_path):
 
 def test_native_crash(tmp_path):
     g = grade_source(tmp_path, """
-        import os, signal
+        import os
         def masked_mean(x, lengths):
-            os.kill(os.getpid(), signal.SIGSEGV)
+            os.kill(os.getpid(), 11)  # SIGSEGV, as a crash in native code would
     """)
     assert "killed by signal 11" in only_message(g)
 
@@ -103,12 +103,14 @@ def test_simulated_leg_is_isolated_from_real_legs(tmp_path):
     f.write_text(
         "import torch\n"
         "def masked_mean(x, lengths):\n"
-        "    assert (x.device.type == 'sim') == hasattr(torch, 'sim'), 'sim backend seen on ' + str(x.device)\n"
+        # torch.<backend> exists once a PrivateUse1 backend is registered (a submission may not name it).
+        "    registered = hasattr(torch, torch._C._get_privateuse1_backend_name())\n"
+        "    assert registered == (x.device.type != 'cpu'), 'simulated backend seen on ' + str(x.device)\n"
         + EX.solution_file.read_text().split("def masked_mean(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:\n")[1]
     )
     grade = runner.grade(EX, f)
     assert grade.passed, grade.failures
-    assert "sim:0" in grade.legs() and "cpu" in grade.legs()
+    assert {"cpu", "sim:0", "sim:1"} <= set(grade.legs())
 
 
 def test_exit_during_a_check_is_not_a_pass(tmp_path):
