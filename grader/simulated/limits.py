@@ -42,8 +42,9 @@ LIMITS: dict[str, Limit] = {
             "the autograd engine sizes its device queues from deviceCount() and asserts on sim:1 "
             "(engine.cpp: 'device.index() < device_ready_queues_.size()') unless multithreading is off.",
         repro="import torch, grader.simulated as gs; gs.install(); torch._C._set_multithreading_enabled(True); "
-              "w = torch.ones(2, device='sim:1', requires_grad=True); torch._C._EngineBase  # backward via "
-              "torch.autograd.Variable._execution_engine.run_backward((w.sum(),), ...) asserts",
+              "w = torch.ones(2, device='sim:1', requires_grad=True); "
+              "torch.autograd.graph._engine_run_backward((w.sum(),), (torch.ones((), device='sim:1'),), False, "
+              "False, (), allow_unreachable=True, accumulate_grad=True)  # INTERNAL ASSERT device_ready_queues_",
     ),
     "streams_share_a_queue": Limit(
         what="all streams of a sim device share one queue: work on a side stream never overlaps or races with "

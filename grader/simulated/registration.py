@@ -19,6 +19,8 @@ What it changes in the process, and why each is needed:
   old CPU ones.  Parameters are swapped in place (``torch.utils.swap_tensors``) instead;
 * ``Tensor.to`` / ``torch.tensor`` / ``torch.as_tensor`` give an index-less ``sim`` the current device
   (C++ would fill in the guard's answer, always 0);
+* ``torch.load`` with a ``map_location`` naming sim keeps storages on the CPU and moves the tensors
+  (serialization.py): the Python backend cannot allocate device storages;
 * ``SimTensor`` joins the optimizers' foreach-supported tensor types (a CUDA parameter's type is
   Parameter, a sim parameter's is SimTensor), so optimizers pick the same foreach path as on CUDA and
   fail the same way on state left on the CPU.
@@ -31,7 +33,7 @@ import warnings
 
 import torch
 
-from . import accelerator, autocast, config, generators, streams
+from . import accelerator, autocast, config, generators, serialization, streams
 from .clock import clock
 from .device_module import _DeviceModule
 from .pinned import is_pinned_kernel, pin_memory_kernel
@@ -183,3 +185,4 @@ def register(count: int, profile: str, capacity=None) -> None:
     _patch_module_apply()
     _patch_optim()
     _patch_current_device()
+    serialization.install_map_location()

@@ -11,7 +11,14 @@ machine says "Attempting to deserialize object on a CUDA device but torch.cuda.i
 is installed -- wraps that rebuild function so that a sim location that cannot be restored raises CUDA's
 text with SIM naming (and an index beyond ``device_count()`` raises CUDA's text for that case).  The
 wrapper changes nothing else: other devices, and any ``map_location``, go to torch's function.  A process
-that never imports ``grader.simulated`` keeps torch's own text (``limit_message`` recognises it)."""
+that never imports ``grader.simulated`` keeps torch's own text (``limit_message`` recognises it).
+
+``map_location`` naming a sim device (``torch.load(f, map_location="sim")``, a dict with sim values, a
+callable): torch would move every storage of the file to the device with ``UntypedStorage.to("sim")``,
+which the Python backend cannot allocate (the process crashes).  ``install_map_location()`` -- run by
+``install()`` -- registers a deserializer for ``sim`` locations that keeps the storage on the CPU and
+remembers its target, and tensors built on such a storage are moved to the target device.  The
+bookkeeping lives for one ``torch.load`` call."""
 
 from __future__ import annotations
 
@@ -63,3 +70,53 @@ def install_load_hook():
     cached = getattr(wou, "_get_allowed_globals", None)
     if cached is not None and hasattr(cached, "cache_clear"):
         cached.cache_clear()
+
+
+# ---- map_location to a sim device ------------------------------------------------------------
+_targets: dict = {}  # id(untyped storage) -> (storage, device); the storage is held so the id stays unique
+_ORIG_REBUILD_TENSOR = None
+
+
+def _tag(obj):
+    return None  # sim tensors pickle without device storages (see SimTensor.__reduce_ex__)
+
+
+def _deserialize(obj, location):
+    if not (location == DEVICE_TYPE or location.startswith(DEVICE_TYPE + ":")):
+        return None
+    mod = getattr(torch, DEVICE_TYPE)
+    dev = torch.device(location)
+    index = dev.index if dev.index is not None else mod.current_device()
+    if index >= mod.device_count():
+        raise RuntimeError(count_message(index, mod.device_count()))
+    _targets[id(obj)] = (obj, torch.device(DEVICE_TYPE, index))
+    return obj
+
+
+def _rebuild_tensor(storage, storage_offset, size, stride):
+    t = _ORIG_REBUILD_TENSOR(storage, storage_offset, size, stride)
+    hit = _targets.get(id(storage._untyped_storage)) if _targets else None
+    if hit is not None and hit[0] is storage._untyped_storage:
+        t = t.to(hit[1])
+    return t
+
+
+def install_map_location():
+    global _ORIG_REBUILD_TENSOR
+    if _ORIG_REBUILD_TENSOR is not None:
+        return
+    _ORIG_REBUILD_TENSOR = torch._utils._rebuild_tensor
+    torch._utils._rebuild_tensor = _rebuild_tensor
+    torch.serialization.register_package(1, _tag, _deserialize)
+    orig_load = torch.serialization.load
+
+    def load(*args, **kwargs):
+        try:
+            return orig_load(*args, **kwargs)
+        finally:
+            _targets.clear()
+
+    load.__doc__ = orig_load.__doc__
+    load.__wrapped__ = orig_load
+    torch.serialization.load = load
+    torch.load = load
