@@ -1,0 +1,124 @@
+"""Grader for train_anywhere: a complete training loop that runs on any device, gives the CPU's result, and
+reads a value from the device at most once per epoch."""
+
+import random
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+from grader.expect import GradeFailure, expect_close, fail, measure, running
+
+RULE = "the training loop must run on the device it is given"
+EPOCHS = 3
+
+
+def backward_works(device):
+    """The simulated accelerator may lack backward on some of its devices; such a leg is not the learner's fault."""
+    if device.type == "cpu":
+        return
+    try:
+        w = torch.ones(3, device=device, requires_grad=True)
+        (w * 2).sum().backward()
+    except Exception as exc:  # noqa: BLE001
+        first = str(exc).strip().splitlines()[0][:120]
+        pytest.skip(f"backward does not run on {device} in this process ({first}); the other devices check training")
+
+
+def draw():
+    n, f, c = random.randint(40, 72), random.randint(4, 8), random.randint(3, 4)
+    x = torch.randn(n, f)
+    y = torch.randint(0, c, (n,))
+    loader = DataLoader(TensorDataset(x, y), batch_size=random.choice([12, 16]), shuffle=False)
+    model = nn.Sequential(nn.Linear(f, 16), nn.ReLU(), nn.Linear(16, c))
+    return model, loader
+
+
+
+
+def train_reference(initial_state, model_like, loader):
+    model = model_like
+    model.load_state_dict(initial_state)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    history = []
+    for _ in range(EPOCHS):
+        model.train()
+        losses = []
+        for x, y in loader:
+            loss = F.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.detach())
+        history.append(torch.stack(losses).mean().item())
+    return model, history
+
+
+def fresh_copy(model):
+    twin = nn.Sequential(*[nn.Linear(m.in_features, m.out_features) if isinstance(m, nn.Linear) else nn.ReLU()
+                           for m in model])
+    return twin
+
+
+def explain(exc: GradeFailure, device) -> str:
+    text = str(exc)
+    why = [f"{RULE} ({device}) and touch no other."]
+    named = set(re.findall(r"\b(?:cuda|mps|xpu|sim)(?::\d+)?\b", text)) - {str(device)}
+    if "CUDA" in text or named:
+        why.append("A device named in the code, such as model.to('cuda'), exists on one kind of machine only and is "
+                   "the wrong GPU on the others: move the model with the `device` argument.")
+    if "same device" in text or "to be on" in text:
+        why.append("Two operands of one operation are on different devices: is every tensor the loss uses, the "
+                   "labels too, on `device`?")
+    return f"{text}\n" + " ".join(why)
+
+
+def run(submission, device, model, loader, what="train"):
+    backward_works(device)
+    try:
+        with running(f"train(model, loader, {EPOCHS}, {str(device)!r})", submission):
+            history = submission.train(model, loader, EPOCHS, device)
+    except GradeFailure as exc:
+        fail(explain(exc, device))
+    return history
+
+
+def test_trains_on_the_device_it_is_given(submission, device):
+    model, loader = draw()
+    run(submission, device, model, loader)
+    where = sorted({str(p.device) for p in model.parameters()})
+    if where != [str(torch.device(device))] and not (device.type != "cpu" and where == [f"{device.type}:0"]
+                                                     and device.index in (None, 0)):
+        fail(f"after train(..., {str(device)!r}) the model's parameters are on {', '.join(where)}: {RULE}; "
+             "move the model there with model.to(device), before the optimizer is built.")
+
+
+def test_same_result_as_on_the_cpu(submission, device):
+    model, loader = draw()
+    initial = {k: v.clone() for k, v in model.state_dict().items()}
+    expected_model, expected_history = train_reference(initial, fresh_copy(model), loader)
+    history = run(submission, device, model, loader)
+    if not isinstance(history, (list, tuple)) or len(history) != EPOCHS:
+        fail(f"train should return a list of {EPOCHS} mean losses, one per epoch; got {history!r:.80}.")
+    try:
+        got = torch.tensor([float(h) for h in history], dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError):
+        fail(f"train should return Python floats, one per epoch; got {history!r:.80}.")
+    expect_close(got, torch.tensor(expected_history, dtype=torch.float64), "the mean losses train returned",
+                 atol=1e-4, rtol=1e-3)
+    for (name, p), q in zip(model.state_dict().items(), expected_model.state_dict().values()):
+        expect_close(p, q, f"the trained parameter {name}", atol=1e-4, rtol=1e-3)
+
+
+def test_reads_the_device_at_most_once_per_epoch(submission, device):
+    model, loader = draw()
+    backward_works(device)
+    with measure(device) as m:
+        run(submission, device, model, loader)
+    if m.round_trips > EPOCHS:
+        fail(f"train({EPOCHS} epochs of {len(loader)} batches) made {m.describe_round_trips()}: each makes Python "
+             f"wait until {device} has finished the step, so the device idles while Python prepares the next one. "
+             "Keep the running loss on the device (total += loss.detach()) and read it once per epoch.")
