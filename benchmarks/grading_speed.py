@@ -1,0 +1,80 @@
+"""How long a learner waits for a check, against the targets of the grading engine:
+
+    first check in a new shell (no grading process running yet)   <= 2.0 s wall
+    every later check                                              <= 0.5 s wall
+    every exercise checked, one after another                      <= 20 s wall
+
+Each check is the learner's real command (`devcourse check NAME --solution`) in a fresh process, as a
+shell would run it. Prints a Markdown table; `--out FILE` also writes it there.
+
+    python benchmarks/grading_speed.py --out benchmarks/results/grading_speed.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from grader import course  # noqa: E402
+
+TARGETS = {"first check": 2.0, "later check (median)": 0.5, "later check (worst)": 0.5, "all exercises": 20.0}
+
+
+def check(name: str, env: dict) -> float:
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "grader.cli", "check", name, "--solution"], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    took = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"devcourse check {name} --solution failed:\n{done.stdout}{done.stderr}")
+    return took
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--out", type=Path)
+    p.add_argument("--repeat", type=int, default=10, help="later checks to time")
+    args = p.parse_args()
+    names = [e.name for e in course.load()]
+    env = {**os.environ, "DEVCOURSE_DAEMON_DIR": tempfile.mkdtemp(prefix="devcourse-bench-"),
+           "PYTHONPATH": str(ROOT)}
+    try:
+        first = check(names[0], env)
+        later = [check(names[i % len(names)], env) for i in range(args.repeat)]
+        start = time.perf_counter()
+        for name in names:
+            check(name, env)
+        everything = time.perf_counter() - start
+    finally:
+        subprocess.run([sys.executable, "-m", "grader.cli", "stop"], cwd=ROOT, env=env, capture_output=True)
+    measured = {"first check": first, "later check (median)": statistics.median(later),
+                "later check (worst)": max(later), "all exercises": everything}
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    lines = [
+        f"Grading speed: {platform.node()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d')}, load average {load:.1f} at the end; {len(names)} exercises, "
+        f"{args.repeat} later checks.",
+        "",
+        "| what | seconds (wall) | target | met |",
+        "| --- | ---: | ---: | --- |",
+    ]
+    for what, seconds in measured.items():
+        lines.append(f"| {what} | {seconds:.2f} | {TARGETS[what]:.1f} | {'yes' if seconds <= TARGETS[what] else 'NO'} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
