@@ -1,0 +1,127 @@
+"""Grader for time_matmul: a host clock around device work must be read with the device idle.
+
+Wall-clock time is not comparable between a GPU and the simulator (whose device runs on a virtual clock),
+so the grader never judges the number itself. It judges *when* the clock was read. While the learner's
+function runs, the host clocks (time.perf_counter, time.time, time.monotonic and their _ns forms,
+process_time, timeit.default_timer, and any of them imported by name into the submission) are wrapped:
+each read notes whether the device still had queued work (the current stream's query(), which CUDA and the
+simulator both answer) and how many device operations had run so far (counted by `measure`).
+
+To make "earlier work" real, the grader queues work before the call that keeps the device busy (a long
+kernel on CUDA, a few operations on the simulator, whose device always runs behind the host). The verdict:
+
+* every clock read happens with the device idle: a read while work is queued measures launches, not the
+  work (the first read must follow a synchronisation too, or earlier work is billed to the products);
+* device work (the products) runs between the first and the last read;
+* a function that reads no host clock must time with device events: then the device must be idle when it
+  returns (an end event waited for) and the result a positive number of seconds.
+
+The function runs with the leg's device made current, so that a synchronize() without a device argument
+means this device on CUDA as on the simulator: the lesson is when to wait, not which device is current."""
+
+import contextlib
+import math
+import random
+import threading
+import time
+import timeit
+
+import torch
+
+from grader.expect import fail, measure, running
+
+FIX = ("on an accelerator `a @ b` only queues the product, so the clock measured launches. Synchronize the device before starting the clock and before stopping it (or time with device "
+       "events).")
+CLOCKS = [(time, n) for n in ("perf_counter", "perf_counter_ns", "time", "time_ns", "monotonic", "monotonic_ns",
+                              "process_time", "process_time_ns")] + [(timeit, "default_timer")]
+
+
+def keep_busy(device):
+    if device.type == "cuda":
+        torch.cuda._sleep(200_000_000)  # ~0.1 s of GPU time
+    elif device.type != "cpu":
+        x = torch.ones(64, device=device)
+        for _ in range(64):
+            x = x * 1.0
+
+
+def idle(device) -> bool:
+    if device.type == "cpu":
+        return True
+    mod = torch.get_device_module(device)
+    return bool(mod.current_stream(device).query())
+
+
+@contextlib.contextmanager
+def current(device):
+    mod = torch.get_device_module(device) if device.type != "cpu" else None
+    if mod is None or not hasattr(mod, "set_device") or device.index is None:
+        yield
+        return
+    before = mod.current_device()
+    mod.set_device(device.index)
+    try:
+        yield
+    finally:
+        mod.set_device(before)
+
+
+@contextlib.contextmanager
+def watched_clocks(namespace, device, m, reads):
+    originals = {(mod, name): getattr(mod, name) for mod, name in CLOCKS}
+    by_id = {}
+    caller = threading.get_ident()
+    for (mod, name), orig in originals.items():
+        def wrapper(*args, _orig=orig, **kwargs):
+            if threading.get_ident() == caller:  # another thread's clock (a timeout watchdog) is not the learner's
+                reads.append((idle(device), m.kernels))
+            return _orig(*args, **kwargs)
+        by_id[id(orig)] = wrapper
+        setattr(mod, name, wrapper)
+    aliased = {k: v for k, v in namespace.items() if id(v) in by_id and any(v is o for o in originals.values())}
+    namespace.update({k: by_id[id(v)] for k, v in aliased.items()})
+    try:
+        yield
+    finally:
+        for (mod, name), orig in originals.items():
+            setattr(mod, name, orig)
+        namespace.update(aliased)
+
+
+def run(submission, device):
+    n = random.randint(48, 96)
+    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
+    repeats = random.randint(3, 6)
+    reads = []
+    with measure(device) as m, current(device):
+        keep_busy(device)  # on the device made current: torch.cuda._sleep runs on the current device
+        with running(f"time_matmul(a, b, {repeats}) with a, b on {device}", submission):
+            with watched_clocks(vars(submission.module), device, m, reads):
+                result = submission.time_matmul(a, b, repeats)
+            done = idle(device)
+    if isinstance(result, torch.Tensor) or not isinstance(result, (int, float)) or not math.isfinite(result):
+        fail(f"time_matmul should return a number of seconds (a Python float), got {result!r}.")
+    return result, reads, done, m
+
+
+def test_clock_is_read_with_the_device_idle(submission, device):
+    result, reads, done, m = run(submission, device)
+    busy = [i for i, (was_idle, _) in enumerate(reads) if not was_idle]
+    if busy:
+        which = "first" if busy[0] == 0 else "last" if busy[0] == len(reads) - 1 else f"read {busy[0] + 1} of the"
+        fail(f"time_matmul read the clock {len(reads)} times; the {which} read came while {device} still had "
+             f"queued work: " + FIX)
+    if not reads and not done:
+        fail(f"time_matmul returned while {device} still had queued work and without reading a clock: if you "
+             "time with device events, wait for the end event (end.synchronize()) before elapsed_time().")
+
+
+def test_the_products_are_what_is_timed(submission, device):
+    result, reads, done, m = run(submission, device)
+    if reads:
+        between = reads[-1][1] - reads[0][1]
+        if between < 1:
+            fail(f"time_matmul ran no device work between its first and last clock reads ({len(reads)} reads): "
+                 "the products must be inside the timed region.")
+    if result <= 0:
+        fail(f"time_matmul returned {result!r}: a duration is positive, in seconds.")
