@@ -1,0 +1,107 @@
+"""Grader for pinned_loader: batches bound for an accelerator come out of the DataLoader pinned
+(pin_memory=True) and are copied with non_blocking=True. Every copy from the CPU to the device is recorded
+(its source pinned or not, blocking or not) by a dispatch mode, the same way on CUDA and on the simulator;
+the CPU leg checks the values only, as there is nothing to pin for there."""
+
+import random
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from grader.expect import expect_device, fail, running
+
+aten = torch.ops.aten
+PIN = ("build the DataLoader with pin_memory=True when the data goes to an accelerator, so that its batches "
+       "are in pinned memory")
+
+
+class HostToDeviceCopies(TorchDispatchMode):
+    """Records each copy from the CPU to a device: (source pinned?, non_blocking?, bytes)."""
+
+    def __init__(self):
+        super().__init__()
+        self.copies = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        try:
+            if func is aten._to_copy.default:
+                src, dst, blocking = args[0], kwargs.get("device"), not kwargs.get("non_blocking", False)
+            elif func is aten.copy_.default:
+                src, dst = args[1], args[0].device
+                blocking = not (args[2] if len(args) > 2 else kwargs.get("non_blocking", False))
+            else:
+                src = None
+            if (src is not None and dst is not None and isinstance(src, torch.Tensor) and src.device.type == "cpu"
+                    and torch.device(dst).type != "cpu"):
+                self.copies.append((bool(src.is_pinned()), blocking, src.numel() * src.element_size()))
+        except Exception:  # recording must never change what the learner's code does
+            pass
+        return func(*args, **kwargs)
+
+
+def data():
+    n, f = random.randint(150, 260), random.randint(3, 9)
+    return torch.randn(n, f), torch.randint(0, 10, (n,)), random.choice([32, 48, 64])
+
+
+def loader_for(submission, device, features, labels, batch_size):
+    with running(f"make_loader(features, labels, {str(device)!r}, batch_size={batch_size})", submission):
+        return submission.make_loader(features, labels, device, batch_size)
+
+
+def all_batches(submission, device, loader):
+    with running(f"device_batches(loader, {str(device)!r})", submission):
+        return [tuple(b) for b in submission.device_batches(loader, device)]
+
+
+def test_batches_arrive_on_the_device_in_order(submission, device):
+    features, labels, bs = data()
+    batches = all_batches(submission, device, loader_for(submission, device, features, labels, bs))
+    for i, batch in enumerate(batches):
+        if len(batch) != 2:
+            fail(f"device_batches should yield (x, y) pairs, but batch {i} has {len(batch)} entries.")
+        expect_device(batch[0], device, f"x of batch {i}", "copy each batch to the device in device_batches.")
+        expect_device(batch[1], device, f"y of batch {i}", "copy the labels to the device too.")
+    xs = torch.cat([x.cpu() for x, _ in batches]) if batches else torch.empty(0)
+    ys = torch.cat([y.cpu() for _, y in batches]) if batches else torch.empty(0)
+    if not (torch.equal(xs, features) and torch.equal(ys, labels)):
+        fail(f"the batches of an epoch, put together, are not features and labels in order (batch_size={bs}, "
+             f"{len(features)} examples): keep the loader's order (no shuffle) and copy each batch unchanged.")
+
+
+def test_loader_returns_pinned_batches(submission, device):
+    features, labels, bs = data()
+    loader = loader_for(submission, device, features, labels, bs)
+    if device.type == "cpu":
+        return  # nothing to pin for: pinning or not is the learner's choice here
+    if not getattr(loader, "pin_memory", False):
+        fail(f"the DataLoader returned by make_loader has pin_memory={getattr(loader, 'pin_memory', None)}: its "
+             f"batches are in pageable memory, and a copy to {device} from there cannot run asynchronously. "
+             f"To fix it, {PIN}.")
+    with running("next(iter(loader))", submission):
+        x, y = next(iter(loader))
+    if not (x.is_pinned() and y.is_pinned()):
+        fail(f"the batches of make_loader's DataLoader are not in pinned memory: {PIN}.")
+
+
+def test_copies_are_queued_from_pinned_memory(submission, device):
+    features, labels, bs = data()
+    loader = loader_for(submission, device, features, labels, bs)
+    log = HostToDeviceCopies()
+    with log:
+        all_batches(submission, device, loader)
+    if device.type == "cpu":
+        return
+    n = len(log.copies)
+    pageable = sum(1 for pinned, _, _ in log.copies if not pinned)
+    blocking = sum(1 for _, blocks, _ in log.copies if blocks)
+    if not n:
+        fail(f"device_batches made no copy from the CPU to {device}: the batches must come from the loader, "
+             "on the CPU, and be copied once each.")
+    if pageable:
+        fail(f"{pageable} of the {n} copies to {device} in one epoch read pageable (not pinned) memory, so "
+             f"non_blocking=True could not make them asynchronous. To fix it, {PIN}.")
+    if blocking:
+        fail(f"{blocking} of the {n} copies to {device} in one epoch were blocking: Python waits for each. Copy "
+             "each tensor of the batch with .to(device, non_blocking=True).")
