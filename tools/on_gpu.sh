@@ -1,37 +1,56 @@
 #!/usr/bin/env bash
-# What the maintainers run on a GPU machine to produce the numbers kept in the repo:
-#   - the fidelity table of the simulated accelerator against real CUDA (one and, if present, two GPUs),
-#   - the course self-check on real GPUs (every exercise fails, every solution passes, on cuda:N legs),
-#   - the book's outputs, recorded page by page (most pages with one GPU visible, multi-GPU pages with all).
-# Usage: tools/on_gpu.sh OUTDIR   (run from the repository root; Python with torch must be python3)
+# What the maintainers run on a GPU machine to produce the GPU results kept in the repo, as they come out:
+#   fidelity  the simulated accelerator against real CUDA, with every GPU and with one (grader/simulated/)
+#   verdicts  every exercise, solution and other submission graded on every leg, with every GPU and with one
+#             (grader/verdicts/; tests/test_verdicts.py reads them)
+#   course    the course self-check (tests/test_course.py) on the real GPUs
+#   book      the book's outputs, recorded page by page (book/_recorded/)
+# Usage: tools/on_gpu.sh OUTDIR [STEP ...]   (default: every step; run from the repository root with the
+# Python that has torch as python3). Copy OUTDIR's files into the repo as they are.
 # Missing packages can come as wheels in .whl/: they go to /tmp/site, appended to sys.path by a .pth file so
 # that the machine's own packages (torch, numpy) still win.
 set -uo pipefail
-out=${1:?usage: tools/on_gpu.sh OUTDIR}
+out=${1:?usage: tools/on_gpu.sh OUTDIR [fidelity] [verdicts] [course] [book]}
+shift
+steps=${*:-fidelity verdicts course book}
+want() { [[ " $steps " == *" $1 "* ]]; }
 mkdir -p "$out"
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>&1 | tail -3
   echo /tmp/site > "$(python3 -c 'import site; print(site.getsitepackages()[0])')/zz-course-wheels.pth"
 fi
-export PYTHONPATH=$PWD NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export PYTHONPATH=$PWD NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 ngpu=$(python3 -c 'import torch; print(torch.cuda.device_count())')
 { nvidia-smi; python3 -c 'import torch, sys; print("torch", torch.__version__, "cuda", torch.version.cuda, "python", sys.version)'; date -u; } > "$out/machine.txt" 2>&1
 
-python3 -m grader.simulated.fidelity --device cuda --out "$out/fidelity_cuda.json" > "$out/fidelity.log" 2>&1
-python3 -m grader.simulated.fidelity --markdown-from "$out/fidelity_cuda.json" > "$out/fidelity_cuda.md" 2>>"$out/fidelity.log"
-
-python3 -m pytest tests/test_course.py -q -p no:cacheprovider -o addopts= > "$out/course_on_gpu.log" 2>&1
-
-# Pages that need several GPUs (book/_ext/recording_rules.py) see them all; the others see one, as a reader's
-# single-GPU machine would. The recorder refuses a page on a machine with fewer GPUs than it needs.
-list_pages='import sys; sys.path.insert(0, "book/_ext"); import record, recording_rules as r
+if want fidelity; then
+  python3 -m grader.simulated.fidelity --device cuda --out "$out/fidelity_cuda.json" > "$out/fidelity.log" 2>&1
+  python3 -m grader.simulated.fidelity --markdown-from "$out/fidelity_cuda.json" > "$out/fidelity_cuda.md" 2>>"$out/fidelity.log"
+  if [ "$ngpu" -gt 1 ]; then
+    CUDA_VISIBLE_DEVICES=0 python3 -m grader.simulated.fidelity --device cuda --out "$out/fidelity_cuda_1gpu.json" >> "$out/fidelity.log" 2>&1
+  fi
+fi
+if want verdicts; then
+  python3 tools/verdicts.py --out "$out/${ngpu}gpu.json" --markdown "$out/${ngpu}gpu.md" > "$out/verdicts.log" 2>&1
+  if [ "$ngpu" -gt 1 ]; then
+    CUDA_VISIBLE_DEVICES=0 python3 tools/verdicts.py --out "$out/1gpu.json" --markdown "$out/1gpu.md" >> "$out/verdicts.log" 2>&1
+  fi
+fi
+if want course; then
+  python3 -m pytest tests/test_course.py -q -p no:cacheprovider -o addopts= > "$out/course_on_gpu.log" 2>&1
+fi
+if want book; then
+  # Pages that need several GPUs (book/_ext/recording_rules.py) see them all; the others see one, as a reader's
+  # single-GPU machine would. The recorder refuses a page on a machine with fewer GPUs than it needs.
+  list_pages='import sys; sys.path.insert(0, "book/_ext"); import record, recording_rules as r
 print(" ".join(str(p.relative_to(record.ROOT)) for p in record.toc_pages() if (r.gpus_needed(p.stem) > 1) == (sys.argv[1] == "multi")))'
-single=$(python3 -c "$list_pages" single)
-multi=$(python3 -c "$list_pages" multi)
-CUDA_VISIBLE_DEVICES=0 timeout 540 python3 book/_ext/record.py $single > "$out/record.log" 2>&1
-timeout 180 python3 book/_ext/record.py $multi >> "$out/record.log" 2>&1   # with every GPU visible
-# The book's record checks (digest, machine, GPU count, tracebacks, glued values, keys) on what was just written.
-python3 -m pytest tests/book/test_records.py tests/book/test_pages.py -k "not runs_on_the_cpu" -q -p no:cacheprovider \
-  -o addopts= > "$out/record_check.log" 2>&1
-tar czf "$out/recorded.tgz" book/_recorded
+  single=$(python3 -c "$list_pages" single)
+  multi=$(python3 -c "$list_pages" multi)
+  CUDA_VISIBLE_DEVICES=0 timeout 540 python3 book/_ext/record.py $single > "$out/record.log" 2>&1
+  timeout 180 python3 book/_ext/record.py $multi >> "$out/record.log" 2>&1   # with every GPU visible
+  # The book's record checks (digest, machine, GPU count, tracebacks, glued values, keys) on what was just written.
+  python3 -m pytest tests/book/test_records.py tests/book/test_pages.py -k "not runs_on_the_cpu" -q -p no:cacheprovider \
+    -o addopts= > "$out/record_check.log" 2>&1
+  tar czf "$out/recorded.tgz" book/_recorded
+fi
 tail -5 "$out"/*.log

@@ -1,0 +1,56 @@
+"""The verdict tables written on real GPUs by tools/verdicts.py (via tools/on_gpu.sh), read as they came out:
+they must come from machines with GPUs, cover every exercise and submission of the course as it is now, and
+show each simulated device giving the verdict of the real device it stands for."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from grader import ROOT, course
+from tools.verdicts import submissions
+
+TABLES = {p.stem: json.loads(p.read_text()) for p in sorted((ROOT / "grader" / "verdicts").glob("*.json"))}
+# What each simulated leg stands for.
+COUNTERPART = {"sim:0": "cuda:0", "sim:1": "cuda:1", "sim:0+sim:1": "cuda:0+cuda:1"}
+
+
+def test_there_are_tables_for_one_gpu_and_two():
+    counts = sorted(len(t["machine"]["gpus"]) for t in TABLES.values())
+    assert 1 in counts and 2 in counts, f"tables found for GPU counts {counts}"
+
+
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_table_was_made_on_gpus_with_the_course_as_it_is(name):
+    table = TABLES[name]
+    m = table["machine"]
+    assert m["gpus"] and m["driver"] and "+cu" in m["torch"], m
+    graded = {(r["exercise"], r["submission"]) for r in table["rows"]}
+    expected = {(ex.name, label) for ex in course.load() for label in submissions(ex)}
+    missing = sorted(expected - graded)
+    assert not missing, f"{name}: not graded on the GPU machine (rerun tools/on_gpu.sh): {missing[:10]}"
+    for r in table["rows"]:
+        assert any(leg.startswith("cuda:") for leg in r["verdicts"]), f"{name}: {r['exercise']}/{r['submission']}"
+
+
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_simulated_and_real_devices_agree(name):
+    disagreements = []
+    for r in TABLES[name]["rows"]:
+        v = r["verdicts"]
+        for sim, real in COUNTERPART.items():
+            if sim in v and real in v and v[sim] != v[real]:
+                disagreements.append(f"{r['exercise']}/{r['submission']}: {sim} {v[sim]}, {real} {v[real]}")
+    assert not disagreements, "\n".join(disagreements)
+
+
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_expected_verdicts_on_the_gpu(name):
+    # Solutions and right_* pass everywhere; wrong_* fail somewhere; shipped files fail on the GPU.
+    for r in TABLES[name]["rows"]:
+        v, label = r["verdicts"], r["submission"]
+        where = f"{r['exercise']}/{label}"
+        if label == "solution" or label.startswith("right_"):
+            assert set(v.values()) == {"pass"}, (where, v, r["failures"])
+        elif label.startswith("wrong_") or label == "shipped":
+            assert "fail" in v.values(), (where, v)

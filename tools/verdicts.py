@@ -1,0 +1,80 @@
+"""The verdict table: every exercise's shipped file, its solution and its other submissions
+(tests/submissions/), graded on every leg of this machine. Run on GPU machines by tools/on_gpu.sh; the
+tables it wrote are committed as they came out (grader/verdicts/), with the machine inside, and
+tests/test_verdicts.py reads them: a simulated device must give the same verdict as the real one it stands
+for (sim:0 as cuda:0, sim:1 as cuda:1, the pair sim:0+sim:1 as cuda:0+cuda:1).
+
+    python tools/verdicts.py --out grader/verdicts/2gpu.json [--markdown grader/verdicts/2gpu.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from grader import course, machine, runner  # noqa: E402
+
+
+def submissions(ex: course.Exercise) -> dict[str, Path]:
+    found = {"shipped": ex.exercise_file, "solution": ex.solution_file}
+    for f in sorted((ROOT / "tests" / "submissions" / ex.name).glob("*.py")):
+        found[f.stem] = f
+    return found
+
+
+def _process(leg: str) -> str:
+    return "sim" if leg.startswith("sim") else "real"
+
+
+def verdicts(grade: runner.Grade) -> dict[str, str]:
+    """'pass' or 'fail' for each leg (a whole-process failure counts against each leg of that process)."""
+    legs = {r.leg for r in grade.ran if r.check != "(grader process)"}
+    whole = {_process(r.leg) for r in grade.failures if r.check == "(grader process)"}
+    out = {leg: "fail" if _process(leg) in whole or any(r.leg == leg for r in grade.failures) else "pass"
+           for leg in sorted(legs)}
+    for process in whole - {_process(leg) for leg in legs}:  # nothing of that process ran at all
+        out[f"({process})"] = "fail"
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--markdown", type=Path)
+    args = p.parse_args()
+    start = time.perf_counter()
+    rows = []
+    for ex in course.load():
+        for label, path in submissions(ex).items():
+            g = runner.grade(ex, path)
+            rows.append({"exercise": ex.name, "submission": label, "verdicts": verdicts(g),
+                         "failures": sorted({f"{r.leg}: {r.message.splitlines()[0][:160]}" for r in g.failures})})
+    table = {"machine": machine.describe(), "seconds": round(time.perf_counter() - start, 1), "rows": rows}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(table, indent=1) + "\n")
+    if args.markdown:
+        args.markdown.write_text(markdown(table))
+    print(f"{len(rows)} submissions graded in {table['seconds']} s -> {args.out}")
+
+
+def markdown(table: dict) -> str:
+    m = table["machine"]
+    legs = sorted({leg for r in table["rows"] for leg in r["verdicts"]})
+    lines = [f"# Verdicts: {len(m['gpus'])} × {m['gpus'][0] if m['gpus'] else 'no GPU'}, driver {m['driver']}, "
+             f"torch {m['torch']}, {m['date']}", "",
+             "| exercise | submission | " + " | ".join(legs) + " |",
+             "| --- | --- | " + " | ".join("---" for _ in legs) + " |"]
+    for r in table["rows"]:
+        lines.append(f"| {r['exercise']} | {r['submission']} | "
+                     + " | ".join(r["verdicts"].get(leg, "") for leg in legs) + " |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
