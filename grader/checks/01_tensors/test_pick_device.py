@@ -1,0 +1,85 @@
+"""Grader for pick_device: the chosen device is this machine's accelerator when it has a usable one, else the CPU.
+
+The expectation comes from torch.accelerator, whatever the machine: a CUDA GPU, an Apple GPU, the simulated
+accelerator. Code that only knows some kinds by name (cuda, mps) fails where the machine has another kind;
+that is the bug this exercise teaches. Each check runs with the leg's device made current
+(torch.accelerator.device_index), so the index a bare device resolves to is the leg's."""
+
+import contextlib
+
+import torch
+
+from grader.expect import canonical, expect_tensor, fail, running
+
+FIX = ("ask torch.accelerator which accelerator this machine has (torch.accelerator.is_available(), "
+       "torch.accelerator.current_accelerator()) instead of comparing it with a list of names; "
+       "a torch.device never equals a string such as 'cuda'.")
+
+
+def expected_device() -> torch.device:
+    if torch.accelerator.is_available():
+        return torch.device(torch.accelerator.current_accelerator().type, torch.accelerator.current_device_index())
+    return torch.device("cpu")
+
+
+def current(device):
+    """Make the leg's accelerator index the current one (nothing to do on the CPU leg)."""
+    if device.type != "cpu" and device.index is not None:
+        return torch.accelerator.device_index(device.index)
+    return contextlib.nullcontext()
+
+
+def describe(expected: torch.device) -> str:
+    if expected.type == "cpu":
+        return "this machine has no usable accelerator (torch.accelerator.is_available() is False)"
+    return (f"this machine has a usable {expected.type} accelerator "
+            f"(torch.accelerator.current_accelerator() is {expected.type}, current index {expected.index})")
+
+
+def resolve(chosen, what: str) -> torch.device:
+    """Where a tensor created with device=chosen lands: 'cuda' resolves to the current index."""
+    if chosen is None:
+        fail(f"{what} returned None (is a return statement missing?): return a torch.device.")
+    try:
+        return torch.empty(0, device=chosen).device
+    except Exception as exc:  # noqa: BLE001 - reported to the learner
+        fail(f"{what} returned {chosen!r}, which is not a usable device here ({type(exc).__name__}: "
+             f"{str(exc).splitlines()[0] if str(exc) else ''}): {FIX}")
+
+
+def test_picks_the_accelerator_when_there_is_one(submission, device):
+    with current(device):
+        expected = expected_device()
+        with running("pick_device()", submission):
+            chosen = submission.pick_device()
+        if not isinstance(chosen, (torch.device, str)):
+            fail(f"pick_device() returned a {type(chosen).__name__}; return a torch.device.")
+        landed = resolve(chosen, "pick_device()")
+    if landed.type != expected.type:
+        fail(f"pick_device() returned {chosen}, but {describe(expected)}: {FIX}")
+    if landed != expected:
+        fail(f"pick_device() returned {chosen}, which is {landed}, while the current {expected.type} device is "
+             f"{expected}: return the accelerator without pinning an index (tensors made with it go to the "
+             "current device), or use torch.accelerator.current_device_index().")
+
+
+def test_build_model_puts_the_model_there(submission, device):
+    in_features, classes = int(torch.randint(3, 20, ())), int(torch.randint(2, 9, ()))
+    with current(device):
+        expected = expected_device()
+        with running(f"build_model({in_features}, {classes})", submission):
+            model = submission.build_model(in_features, classes)
+        params = list(model.parameters()) if isinstance(model, torch.nn.Module) else []
+        if not params:
+            fail(f"build_model({in_features}, {classes}) should return an nn.Module with parameters.")
+        places = sorted({str(canonical(p.device)) for p in params})
+        if places != [str(expected)]:
+            fail(f"build_model() put the model's parameters on {', '.join(places)}, but {describe(expected)}: "
+                 f"the model goes where pick_device() says; {FIX}")
+        x = torch.randn(int(torch.randint(2, 6, ())), in_features, device=expected)
+        with running("build_model(...)(x) with x on the chosen device", submission):
+            out = model(x)
+        out = expect_tensor(out, "the model's output")
+        if tuple(out.shape) != (x.shape[0], classes):
+            fail(f"the model maps ({x.shape[0]}, {in_features}) to {tuple(out.shape)}; expected "
+                 f"({x.shape[0]}, {classes}). Keep the model as it was.")

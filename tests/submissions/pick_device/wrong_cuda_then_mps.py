@@ -1,0 +1,16 @@
+# expect: ask torch.accelerator which accelerator this machine has
+import torch
+from torch import nn
+
+
+def pick_device() -> torch.device:
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def build_model(in_features: int, classes: int) -> nn.Module:
+    device = pick_device()
+    return nn.Sequential(nn.Linear(in_features, 64), nn.ReLU(), nn.Linear(64, classes)).to(device)
