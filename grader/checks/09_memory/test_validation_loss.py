@@ -1,0 +1,90 @@
+"""Grader for validation_loss: a running total must not keep every batch's autograd graph alive.
+
+Checked on every leg with a fresh model and batches: the value equals a reference computed on the CPU; it
+carries no autograd graph (no grad_fn, no requires_grad), which is what keeps the activations alive. On an
+accelerator, device memory is measured with `measure` (peak allocated bytes, read from the device module
+on CUDA and the simulator alike) and with memory_allocated: the peak for 24 batches may exceed the peak for
+4 batches by less than one batch's activations, and the value returned may keep no activations alive. On
+the CPU there is no device memory to read, so the graph check alone applies there."""
+
+import copy
+import random
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from grader.expect import fail, measure, running
+
+FIX = ("total += loss keeps every batch's autograd graph, and the activations it saved, alive for as long as "
+       "total lives: add loss.item() (or loss.detach()), or run the loop under torch.no_grad().")
+
+
+def setup(device, n_batches, width=None, batch=None):
+    width = width or random.randint(96, 160)
+    batch = batch or random.randint(48, 96)
+    classes = random.randint(3, 6)
+    model = nn.Sequential(nn.Linear(16, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(),
+                          nn.Linear(width, classes)).to(device)
+    batches = [(torch.randn(batch, 16, device=device), torch.randint(classes, (batch,), device=device))
+               for _ in range(n_batches)]
+    return model, batches, width, batch
+
+
+def reference(model, batches):
+    m = copy.deepcopy(model).cpu()
+    with torch.no_grad():
+        return sum(F.cross_entropy(m(x.cpu()), y.cpu()).item() for x, y in batches) / len(batches)
+
+
+def call(submission, model, batches, device):
+    with running(f"validation_loss(model, {len(batches)} batches) on {device}", submission):
+        return submission.validation_loss(model, batches)
+
+
+def as_number(value, what="validation_loss's result"):
+    if isinstance(value, torch.Tensor):
+        if value.numel() != 1:
+            fail(f"{what} should be one number, got a tensor of shape {tuple(value.shape)}.")
+        return value.detach().cpu().item()
+    if isinstance(value, (int, float)):
+        return float(value)
+    fail(f"{what} should be a number, got {type(value).__name__}.")
+
+
+def test_mean_loss_without_a_graph(submission, device):
+    model, batches, _, _ = setup(device, random.randint(3, 6))
+    expected = reference(model, batches)
+    value = call(submission, model, batches, device)
+    if isinstance(value, torch.Tensor) and (value.grad_fn is not None or value.requires_grad):
+        fail(f"validation_loss returned a tensor with grad_fn={type(value.grad_fn).__name__}: it still holds the "
+             f"autograd graph of all {len(batches)} batches. " + FIX)
+    got = as_number(value)
+    if abs(got - expected) > 1e-4 * max(1.0, abs(expected)):
+        fail(f"validation_loss returned {got:.5f}, but the mean loss is {expected:.5f}: the fix changed the result.")
+
+
+def test_memory_does_not_grow_with_the_batches(submission, device):
+    if device.type == "cpu":
+        return  # no device memory to measure on the CPU; the graph check above covers this leg
+    mod = torch.get_device_module(device)
+    width, batch = random.randint(256, 384), random.randint(128, 256)
+    activation = batch * width * 4
+    results = {}
+    for n in (4, 24):
+        model, batches, _, _ = setup(device, n, width, batch)
+        with torch.no_grad():  # warm-up: libraries' one-time workspaces (cuBLAS) must not count as the loop's
+            F.cross_entropy(model(batches[0][0]), batches[0][1])
+        before = mod.memory_allocated(device)
+        with measure(device) as m:
+            value = call(submission, model, batches, device)
+        kept = mod.memory_allocated(device) - before
+        results[n] = (m.peak_bytes - before, kept)
+        del value
+    (peak4, _), (peak24, kept24) = results[4], results[24]
+    if kept24 > activation:
+        fail(f"the value validation_loss returned for 24 batches keeps {kept24 / 2**20:.1f} MiB of {device} memory "
+             "alive: " + FIX)
+    if peak24 - peak4 > activation:
+        fail(f"validation_loss needed {peak4 / 2**20:.1f} MiB of {device} memory (peak) for 4 batches and "
+             f"{peak24 / 2**20:.1f} MiB for 24: its memory grows with the number of batches. " + FIX)
