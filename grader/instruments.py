@@ -28,6 +28,8 @@ DATA_DEPENDENT = {
     aten._unique2.default, aten.unique_dim.default, aten.repeat_interleave.Tensor,
     aten.nonzero_static.default,
 }
+# Indexing with a boolean mask finds its True entries first (a nonzero inside the kernel, unseen by dispatch).
+_INDEXING = {aten.index.Tensor, aten.index_put_.default, aten.index_put.default, aten._index_put_impl_.default}
 _HOST_READ = aten._local_scalar_dense.default
 # Metadata and views launch nothing on a device.
 _NOT_KERNELS = {aten.detach.default, aten.alias.default, aten.lift_fresh.default, aten.empty.memory_format,
@@ -91,6 +93,10 @@ def _tensors(tree):
             yield from _tensors(x)
 
 
+def _has_mask(indices) -> bool:
+    return any(t.dtype in (torch.bool, torch.uint8) for t in _tensors(indices))
+
+
 def _nbytes(t: torch.Tensor) -> int:
     return t.numel() * t.element_size()
 
@@ -124,7 +130,7 @@ class _Counter(TorchDispatchMode):
         on_device = any(_is_device(t, dev) for t in _tensors(args)) or any(_is_device(t, dev) for t in _tensors(out))
         if dev.type == "cpu":
             on_device = any(True for _ in _tensors(out))
-        if on_device and func in DATA_DEPENDENT:
+        if on_device and (func in DATA_DEPENDENT or (func in _INDEXING and _has_mask(args[1]))):
             m.data_dependent.append(func.__name__.split(".")[0])
         if on_device and func not in _NOT_KERNELS and not func.is_view:
             m.kernels += 1

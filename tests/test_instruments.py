@@ -1,0 +1,126 @@
+"""The instruments count the same things the same way on every leg: here on the CPU and on both simulated
+devices (in a process of their own, since the simulator's registration is process-wide); on CUDA by
+tools/verdicts.py, whose tables tests/test_verdicts.py reads."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from grader import ROOT, simulated
+from grader.runner import CheckResult, Grade
+
+# Each snippet runs inside `with measure(dev) as m:`, with x = torch.randn(4, 3) on dev.
+SNIPPETS = {
+    "item": "x[0, 0].item()",
+    "int": "int(x[0, 0])",
+    "float": "float(x.sum())",
+    "bool": "bool(x[0, 0] > 0)",
+    "if": "if x.sum() > 0:\n    pass",
+    "tolist": "x.tolist()",
+    "cpu": "x.cpu()",
+    "to_cpu": "x.to('cpu')",
+    "copy_to_host": "torch.empty(4, 3).copy_(x)",
+    "made_on_cpu_then_moved": "torch.arange(4).to(x.device)",
+    "made_on_device": "torch.arange(4, device=x.device)",
+    "nonzero": "x.nonzero()",
+    "boolean_mask": "x[x > 0]",
+    "device_work": "(x * 2 + 1).relu().sum(0)",
+}
+
+SCRIPT = """
+import json, sys, torch
+from grader import simulated
+from grader.instruments import measure
+if sys.argv[1].startswith("sim"):
+    simulated.install()
+snippets = json.loads(sys.argv[2])
+out = {}
+for name, code in snippets.items():
+    dev = torch.device(sys.argv[1])
+    x = torch.randn(4, 3, device=dev)
+    with measure(dev) as m:
+        exec(code, {"torch": torch, "x": x})
+    out[name] = {"h2d": len(m.h2d), "d2h": len(m.d2h), "reads": m.host_reads, "round_trips": m.round_trips,
+                 "data_dependent": len(m.data_dependent), "kernels": m.kernels}
+print(json.dumps(out))
+"""
+
+
+def counts(device: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", SCRIPT, device, json.dumps(SNIPPETS)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def on_sim():
+    if not simulated.is_supported():
+        pytest.skip("the simulated accelerator needs torch >= 2.11")
+    return {dev: counts(dev) for dev in ("sim:0", "sim:1")}
+
+
+@pytest.mark.parametrize("name", ["item", "int", "float", "bool", "if"])
+def test_python_reads_of_a_device_value_are_round_trips(on_sim, name):
+    for dev, c in on_sim.items():
+        assert c[name]["reads"] == 1 and c[name]["round_trips"] == 1, (dev, c[name])
+
+
+@pytest.mark.parametrize("name", ["tolist", "cpu", "to_cpu", "copy_to_host"])
+def test_copies_to_the_host_are_round_trips(on_sim, name):
+    for dev, c in on_sim.items():
+        assert c[name]["d2h"] == 1 and c[name]["round_trips"] >= 1, (dev, c[name])
+
+
+def test_a_helper_made_on_the_cpu_and_moved_once_is_a_copy_in_not_a_round_trip(on_sim):
+    for dev, c in on_sim.items():
+        assert c["made_on_cpu_then_moved"]["h2d"] == 1 and c["made_on_cpu_then_moved"]["round_trips"] == 0, dev
+        assert c["made_on_device"]["h2d"] == 0 and c["made_on_device"]["round_trips"] == 0, dev
+
+
+@pytest.mark.parametrize("name", ["nonzero", "boolean_mask"])
+def test_data_dependent_sizes_are_counted(on_sim, name):
+    for dev, c in on_sim.items():
+        assert c[name]["data_dependent"] == 1 and c[name]["round_trips"] == 0, (dev, c[name])
+
+
+def test_kernels_are_counted_on_the_device(on_sim):
+    for dev, c in on_sim.items():
+        assert c["device_work"]["kernels"] == 4 and c["device_work"]["round_trips"] == 0, (dev, c["device_work"])
+
+
+def test_nothing_crosses_a_bus_on_the_cpu():
+    c = counts("cpu")
+    assert all(v["round_trips"] == 0 and v["h2d"] == 0 and v["d2h"] == 0 for v in c.values()), c
+    assert c["device_work"]["kernels"] == 4
+
+
+def test_a_grade_with_nothing_run_is_not_a_pass():
+    assert not Grade(None, ROOT).passed
+    skipped = Grade(None, ROOT, [CheckResult("test_x", "sim:0", "skipped", "no simulator")])
+    assert not skipped.passed
+    ran = Grade(None, ROOT, [CheckResult("test_x", "cpu", "passed")])
+    assert ran.passed and ran.passed_on("cpu") and not ran.passed_on("sim:0")
+
+
+def test_no_round_trips_names_what_it_counted(tmp_path):
+    """A masked_mean that copies its inputs to the CPU and back passes every value check; the round-trip
+    check alone refuses it, on the simulated devices, saying what it counted."""
+    from grader import course, runner
+
+    f = tmp_path / "round_trip.py"
+    f.write_text(textwrap.dedent("""
+        import torch
+        def masked_mean(x, lengths):
+            xc, lc = x.cpu(), lengths.cpu()
+            T = xc.shape[1]
+            mask = (torch.arange(T)[None, :] < lc[:, None]).to(xc.dtype).unsqueeze(-1)
+            return ((xc * mask).sum(1) / lc[:, None].to(xc.dtype)).to(x.device)
+    """))
+    g = runner.grade(course.get("masked_mean"), f)
+    failed = {(r.check, r.leg) for r in g.failures}
+    assert failed == {("test_does_not_move_data_back_and_forth", leg) for leg in ("sim:0", "sim:1")}, failed
+    assert all("copies from" in r.message and "to the CPU" in r.message for r in g.failures)
