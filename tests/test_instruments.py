@@ -58,9 +58,14 @@ def counts(device: str) -> dict:
 
 @pytest.fixture(scope="module")
 def on_sim():
+    """Counts on every accelerator leg here: both simulated devices, and each real GPU (tools/on_gpu.sh runs
+    this file on GPU machines, so CUDA is held to the same expectations)."""
+    import torch
+
     if not simulated.is_supported():
         pytest.skip("the simulated accelerator needs torch >= 2.11")
-    return {dev: counts(dev) for dev in ("sim:0", "sim:1")}
+    gpus = [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    return {dev: counts(dev) for dev in ("sim:0", "sim:1", *gpus)}
 
 
 @pytest.mark.parametrize("name", ["item", "int", "float", "bool", "if"])

@@ -37,7 +37,8 @@ if want verdicts; then
   fi
 fi
 if want course; then
-  python3 -m pytest tests/test_course.py -q -p no:cacheprovider -o addopts= > "$out/course_on_gpu.log" 2>&1
+  python3 -m pytest tests/test_course.py tests/test_instruments.py -q -p no:cacheprovider -o addopts= \
+    > "$out/course_on_gpu.log" 2>&1
 fi
 if want book; then
   # Pages that need several GPUs (book/_ext/recording_rules.py) see them all; the others see one, as a reader's
