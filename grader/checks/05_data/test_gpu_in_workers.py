@@ -1,0 +1,114 @@
+"""Grader for gpu_in_workers: a Dataset used by DataLoader workers must make CPU tensors, and the training
+step must move each batch to the device.
+
+What CUDA and the simulator share is checked: where __getitem__ puts its tensors (called here, in the main
+process), and that a forked two-worker loader over the dataset delivers correct CPU batches. (A device tensor
+made in a forked worker fails on both, but differently: CUDA raises 'Cannot re-initialize CUDA in forked
+subprocess', the simulator's worker crashes; no verdict depends on which.)"""
+
+import copy
+import random
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils.data import DataLoader
+
+from grader.expect import expect_close, expect_device, fail, running
+
+CPU_ONLY = ("DataLoader workers must return CPU tensors: __getitem__ runs in forked worker processes, where "
+            "CUDA cannot be used ('Cannot re-initialize CUDA in forked subprocess'). Make CPU tensors in the "
+            "Dataset and move each batch to the device in train_step.")
+
+
+def require_backward(device):
+    try:
+        w = torch.ones(2, device=device, requires_grad=True)
+        (w * 2).sum().backward()
+    except RuntimeError as exc:
+        pytest.skip(f"this leg cannot run backward ({str(exc).splitlines()[0][:80]}): a limit of the simulated "
+                    "accelerator, not of your code, which the other legs check")
+
+
+def data():
+    n, h, w = random.randint(20, 40), random.randint(3, 6), random.randint(3, 6)
+    return torch.rand(n, h, w) * 5 + 2, torch.randint(0, 4, (n,))
+
+
+def standardized(image):
+    return (image - image.mean()) / (image.std() + 1e-6)
+
+
+def loader_for(submission, device, images, labels):
+    with running(f"make_loader(images, labels, {str(device)!r})", submission):
+        return submission.make_loader(images, labels, device)
+
+
+def tensors_of(item):
+    return [t for t in (item if isinstance(item, (tuple, list)) else [item]) if isinstance(t, torch.Tensor)]
+
+
+def test_dataset_makes_cpu_tensors(submission, device):
+    images, labels = data()
+    loader = loader_for(submission, device, images, labels)
+    dataset = getattr(loader, "dataset", None)
+    if dataset is None:
+        fail("make_loader should return a torch.utils.data.DataLoader.")
+    i = random.randrange(len(images))
+    with running(f"loader.dataset[{i}]", submission):
+        item = dataset[i]
+    for t in tensors_of(item):
+        if t.device.type != "cpu":
+            fail(f"loader.dataset[{i}] returned a tensor on {t.device}. {CPU_ONLY}")
+    if not isinstance(item, (tuple, list)) or len(item) != 2:
+        fail(f"loader.dataset[{i}] should be an (image, label) pair.")
+    expect_close(item[0], standardized(images[i]), f"the standardised image loader.dataset[{i}][0]")
+    if int(item[1]) != int(labels[i]):
+        fail(f"loader.dataset[{i}] has label {int(item[1])}, expected {int(labels[i])}.")
+
+
+def test_keeps_worker_processes(submission, device):
+    images, labels = data()
+    loader = loader_for(submission, device, images, labels)
+    if getattr(loader, "num_workers", 0) < 1:
+        fail(f"make_loader's DataLoader has num_workers={getattr(loader, 'num_workers', 0)}: keep the worker "
+             "processes (they prepare batches while the model trains) and make them do CPU work only.")
+
+
+def test_workers_deliver_cpu_batches(submission, device):
+    images, labels = data()
+    dataset = loader_for(submission, device, images, labels).dataset
+    forked = DataLoader(dataset, batch_size=8, num_workers=2, multiprocessing_context="fork")
+    with running("iterating a DataLoader(dataset, batch_size=8, num_workers=2) with forked workers", submission,
+                 explain_device_error=CPU_ONLY):
+        batches = [tuple(b) for b in forked]
+    for x, y in batches:
+        if x.device.type != "cpu" or y.device.type != "cpu":
+            fail(f"a batch from the workers is on {x.device}. {CPU_ONLY}")
+    expect_close(torch.cat([x for x, _ in batches]), torch.stack([standardized(im) for im in images]),
+                 "the images of an epoch from the workers")
+
+
+def test_train_step_moves_the_batch(submission, device):
+    require_backward(device)
+    images, labels = data()
+    x = torch.stack([standardized(im) for im in images[:8]])
+    y = labels[:8]
+    model = nn.Sequential(nn.Flatten(), nn.Linear(x[0].numel(), 4))
+    reference = copy.deepcopy(model)
+    model.to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with running(f"train_step(model, optimizer, (x, y), {str(device)!r}) with x and y from the loader, on the CPU",
+                 submission, explain_device_error=f"train_step must move the batch (x and y) to {device} before "
+                 "the model uses it: the loader's batches are CPU tensors."):
+        loss = submission.train_step(model, optimizer, (x, y), device)
+    ref_opt = torch.optim.SGD(reference.parameters(), lr=0.1)
+    ref_loss = F.cross_entropy(reference(x), y)
+    ref_opt.zero_grad()
+    ref_loss.backward()
+    ref_opt.step()
+    expect_close(torch.as_tensor(loss).detach().float(), ref_loss.detach(), "the loss returned by train_step")
+    for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+        expect_device(p, device, f"model parameter {name}", "train_step should leave the model where it is.")
+        expect_close(p, q, f"parameter {name} after train_step")
