@@ -1,0 +1,13 @@
+# expect: a device without its index means the current device
+import torch
+
+
+def model_device(model):
+    kind = next(model.parameters()).device.type
+    if kind == "cpu":
+        return torch.device("cpu")
+    return torch.device(kind, torch.get_device_module(kind).current_device())
+
+
+def predict(model, batch):
+    return model(batch.to(model_device(model))).argmax(dim=1)

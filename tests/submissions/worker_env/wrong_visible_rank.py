@@ -1,0 +1,10 @@
+# expect: it should see exactly
+def worker_env(rank, gpu_ids, base_env):
+    env = dict(base_env)
+    env["CUDA_VISIBLE_DEVICES"] = str(rank)
+    env["RANK"] = str(rank)
+    return env
+
+
+def worker_device(env):
+    return "cuda:0"
