@@ -1,0 +1,91 @@
+"""Grader for eval_loop: every batch reaches the model on the model's device, the accuracy is right, the model
+stays where it is and the caller's batches are left alone.
+
+A forward pre-hook on the grader's model records the device of every input it is given, so moving the
+model to the CPU instead, or computing somewhere else, is seen whatever the machine."""
+
+import torch
+from torch import nn
+
+from grader.expect import canonical, fail, running
+
+EXPLAIN = ("the batch is still on cpu: x.to(device) returns a new tensor and leaves x where it was. "
+           "Assign the result: images = images.to(device), and the same for the labels.")
+
+
+def make_model(features: int, classes: int) -> nn.Module:
+    return nn.Sequential(nn.Linear(features, 16), nn.ReLU(), nn.Linear(16, classes))
+
+
+def make_batches(model: nn.Module, features: int, classes: int):
+    """Fresh CPU batches of varying size; about half the labels agree with the model."""
+    batches = []
+    for _ in range(int(torch.randint(3, 6, ()))):
+        B = int(torch.randint(5, 13, ()))
+        images = torch.randn(4 * B, features)
+        with torch.no_grad():
+            top2 = model(images).topk(2, dim=1).values
+        # Keep clear winners only, so that the argmax cannot differ between devices by rounding.
+        images = images[(top2[:, 0] - top2[:, 1]) > 1e-2][:B]
+        B = len(images)
+        with torch.no_grad():
+            guess = model(images).argmax(dim=1)
+        labels = torch.where(torch.rand(B) < 0.5, guess, torch.randint(0, classes, (B,)))
+        batches.append((images, labels))
+    return batches
+
+
+def reference_accuracy(model, batches) -> float:
+    with torch.no_grad():
+        correct = sum(int((model(x).argmax(dim=1) == y).sum()) for x, y in batches)
+    return correct / sum(len(y) for _, y in batches)
+
+
+def setup(device):
+    features, classes = int(torch.randint(4, 10, ())), int(torch.randint(3, 6, ()))
+    cpu_model = make_model(features, classes)
+    batches = make_batches(cpu_model, features, classes)
+    model = make_model(features, classes)
+    model.load_state_dict(cpu_model.state_dict())
+    model.to(device)
+    seen = []
+    model.register_forward_pre_hook(lambda module, args: seen.append(args[0].device if args and
+                                                                       isinstance(args[0], torch.Tensor) else None))
+    return cpu_model, model, batches, seen
+
+
+def run(submission, model, batches, device):
+    with running(f"evaluate(model, batches, {str(device)!r}) with the model on {device}", submission,
+                 explain_device_error=EXPLAIN):
+        return submission.evaluate(model, batches, device)
+
+
+def test_accuracy_is_right(submission, device):
+    cpu_model, model, batches, _ = setup(device)
+    result = run(submission, model, batches, device)
+    if isinstance(result, torch.Tensor) and result.numel() == 1:
+        result = float(result.detach().cpu())
+    if not isinstance(result, (int, float)):
+        fail(f"evaluate should return the accuracy as a Python float, got a {type(result).__name__}.")
+    expected = reference_accuracy(cpu_model, batches)
+    if abs(result - expected) > 1e-6:
+        fail(f"evaluate returned an accuracy of {result:.4f}, expected {expected:.4f} over {len(batches)} batches: "
+             "every batch must be scored, each prediction against its own label.")
+
+
+def test_batches_reach_the_model_on_its_device(submission, device):
+    _, model, batches, seen = setup(device)
+    originals = [(x, y, x.clone(), y.clone()) for x, y in batches]
+    run(submission, model, batches, device)
+    wrong = sorted({str(d) for d in seen if d is None or canonical(d) != canonical(device)})
+    if len(seen) < len(batches) or wrong:
+        fail(f"the model (on {device}) was called {len(seen)} times for {len(batches)} batches, with inputs on "
+             f"{', '.join(wrong) or str(device)}: {EXPLAIN}")
+    moved = sorted({str(p.device) for p in model.parameters() if canonical(p.device) != canonical(device)})
+    if moved:
+        fail(f"evaluate moved the model to {', '.join(moved)}: the model stays on {device}; move the batches "
+             "to it, not the other way round.")
+    for x, y, x0, y0 in originals:
+        if x.device.type != "cpu" or y.device.type != "cpu" or not torch.equal(x, x0) or not torch.equal(y, y0):
+            fail("evaluate changed the caller's batches (their data or their device): x = x.to(device) makes a "
+                 "new tensor for the loop and leaves the caller's tensor alone.")
