@@ -1,0 +1,74 @@
+"""Grader for log_every: the loss may be read back to Python only for the logged steps, and the fit must be
+the same gradient descent, on the device."""
+
+import random
+
+import torch
+
+from grader.expect import expect_close, expect_device, fail, measure, running
+
+
+def draw():
+    n, f = random.randint(40, 80), random.randint(3, 6)
+    X = torch.randn(n, f)
+    y = X @ torch.randn(f) + 0.1 * torch.randn(n)
+    steps, log_every = random.randint(40, 70), random.choice([10, 15, 20])
+    return X, y, steps, 0.05, log_every
+
+
+def reference(X, y, steps, lr, log_every):
+    X, y = X.double(), y.double()
+    w = torch.zeros(X.shape[1], dtype=torch.float64)
+    log = []
+    for step in range(steps):
+        residual = X @ w - y
+        if step % log_every == 0:
+            log.append((step, (residual ** 2).mean().item()))
+        w = w - lr * (2.0 / X.shape[0]) * (X.T @ residual)
+    return w, log
+
+
+def call(submission, device, X, y, steps, lr, log_every):
+    with running(f"fit(X, y, steps={steps}, lr={lr}, log_every={log_every}) on {device}", submission):
+        out = submission.fit(X.to(device), y.to(device), steps, lr, log_every)
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        fail(f"fit should return (w, log), got {type(out).__name__}.")
+    return out
+
+
+def test_fits_the_same_weights_on_the_device(submission, device):
+    X, y, steps, lr, log_every = draw()
+    w, _ = call(submission, device, X, y, steps, lr, log_every)
+    expect_device(w, device, "the fitted w", "keep the weights where X and y are.")
+    expect_close(w, reference(X, y, steps, lr, log_every)[0].float(), "the fitted w", atol=1e-4, rtol=1e-4)
+
+
+def test_logs_the_documented_steps(submission, device):
+    X, y, steps, lr, log_every = draw()
+    _, log = call(submission, device, X, y, steps, lr, log_every)
+    _, expected = reference(X, y, steps, lr, log_every)
+    try:
+        got = [(int(s), float(v)) for s, v in log]
+    except (TypeError, ValueError, RuntimeError):
+        fail(f"the log should be a list of (step, loss) pairs of Python numbers, got {log!r:.100}.")
+    if [s for s, _ in got] != [s for s, _ in expected]:
+        fail(f"the log holds steps {[s for s, _ in got]}, expected {[s for s, _ in expected]} "
+             f"(every log_every={log_every} steps from 0).")
+    for (s, v), (_, e) in zip(got, expected):
+        if abs(v - e) > 1e-4 + 1e-4 * abs(e):
+            fail(f"the loss logged at step {s} is {v:.6g}, expected {e:.6g} (the loss before that step's update).")
+    if any(not isinstance(v, float) for _, v in log):
+        fail("the losses in the log should be Python floats, not tensors: read the logged values with .tolist() "
+             "or .item() (and only those).")
+
+
+def test_reads_the_device_only_for_logged_steps(submission, device):
+    X, y, steps, lr, log_every = draw()
+    logged = len(range(0, steps, log_every))
+    with measure(device) as m:
+        call(submission, device, X, y, steps, lr, log_every)
+    if m.round_trips > logged:
+        fail(f"fit({steps} steps, log_every={log_every}) made {m.describe_round_trips()}, for {logged} logged "
+             f"values: each read makes Python wait until {device} has finished all the work queued before it. "
+             "Read the loss only at the steps you log, or keep the logged losses on the device and read them "
+             "at the end with one .tolist().")

@@ -1,0 +1,61 @@
+"""Grader for nearest_centroid: the assignment must be one batched computation on the device: the number of
+kernels must not grow with the number of samples, and nothing comes back to the CPU."""
+
+import random
+
+import torch
+
+from grader.expect import expect_device, fail, measure, running
+
+
+def draw(n, device):
+    d, k = random.randint(3, 8), random.randint(3, 6)
+    return torch.randn(n, d), torch.randn(k, d) * 2
+
+
+def call(submission, x, c, device):
+    with running(f"assign(x of shape {tuple(x.shape)}, centroids of shape {tuple(c.shape)})", submission):
+        return submission.assign(x.to(device), c.to(device))
+
+
+def check_assignment(out, x, c, device):
+    expect_device(out, device, "the assignment", "compute it where x is.")
+    if out.dtype != torch.int64 or out.shape != (x.shape[0],):
+        fail(f"assign should return int64 indices of shape ({x.shape[0]},), got {out.dtype} {tuple(out.shape)}.")
+    d = ((x[:, None] - c[None]) ** 2).sum(-1).double()
+    got = out.cpu()
+    if got.min() < 0 or got.max() >= c.shape[0]:
+        fail("assign returned indices that are not centroid indices.")
+    chosen = d[torch.arange(x.shape[0]), got]
+    if not torch.all(chosen <= d.min(dim=1).values + 1e-4):
+        fail("assign did not return the nearest centroid of every sample: the fix changed the result.")
+
+
+def test_assigns_the_nearest_centroid(submission, device):
+    x, c = draw(random.randint(30, 60), device)
+    check_assignment(call(submission, x, c, device), x, c, device)
+
+
+def test_kernels_do_not_grow_with_the_batch(submission, device):
+    n = random.randint(30, 40)
+    counts = []
+    for size in (n, 4 * n):
+        x, c = draw(size, device)
+        with measure(device) as m:
+            out = call(submission, x, c, device)
+        check_assignment(out, x, c, device)
+        counts.append(m.kernels)
+    small, large = counts
+    if large > small + 4:
+        fail(f"assign launched {small} operations on {device} for {n} samples and {large} for {4 * n}: the work is "
+             "done one sample at a time, in a Python loop, and each tiny kernel costs a launch. Compute the (N, K) "
+             "matrix of distances in one batched expression (broadcast x[:, None, :] against centroids[None]) and "
+             "take argmin over the centroids.")
+
+
+def test_nothing_comes_back_to_the_cpu(submission, device):
+    x, c = draw(random.randint(30, 60), device)
+    with measure(device) as m:
+        call(submission, x, c, device)
+    if m.round_trips or m.d2h:
+        fail(f"assign made {m.describe_round_trips()}: the distances and the argmin belong on {device}.")

@@ -1,0 +1,5 @@
+import torch
+
+
+def assign(x, centroids):
+    return torch.cdist(x, centroids).argmin(dim=1)
