@@ -1,0 +1,81 @@
+"""Grader for fit_line: the weights are leaves on the device that require grad and receive a gradient, and fit()
+finds the line. Data are drawn fresh each run; the reference solution is least squares, computed on the CPU."""
+
+import torch
+
+from grader.expect import expect_close, expect_device, expect_tensor, fail, running
+
+LEAF = ("is not a leaf: it was made with requires_grad=True on the CPU and then moved, so it is a copy whose "
+        "gradient goes back to the CPU original. Create it on the device directly "
+        "(torch.zeros(..., device=device, requires_grad=True)), or move first and call .requires_grad_() after.")
+
+
+def init(submission, n, device):
+    with running(f"init_params({n}, {str(device)!r})", submission):
+        out = submission.init_params(n, device)
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        fail(f"init_params should return two tensors (w, b), got {type(out).__name__}.")
+    return out
+
+
+def check_trainable(t, name, shape, device):
+    t = expect_tensor(t, name)
+    expect_device(t, device, name, "create the weights on the device they are trained on.")
+    if tuple(t.shape) != shape or t.dtype != torch.float32:
+        fail(f"{name} should be float32 of shape {shape}, got {t.dtype} {tuple(t.shape)}.")
+    if not t.is_leaf:
+        fail(f"{name} on {device} {LEAF}")
+    if not t.requires_grad:
+        fail(f"{name} does not require grad, so nothing can train it: create it with requires_grad=True "
+             "(on the device), or call .requires_grad_() on the moved tensor.")
+
+
+def problem(device):
+    n = int(torch.randint(2, 6, ()))
+    N = int(torch.randint(40, 80, ()))
+    x = torch.randn(N, n)
+    w_true, b_true = torch.randn(n), torch.randn(1)
+    y = x @ w_true + b_true + 0.01 * torch.randn(N)
+    return n, x, y
+
+
+def test_init_params_are_trainable_leaves_on_the_device(submission, device):
+    n = int(torch.randint(2, 9, ()))
+    w, b = init(submission, n, device)
+    check_trainable(w, "w returned by init_params", (n,), device)
+    check_trainable(b, "b returned by init_params", (1,), device)
+    if w.detach().abs().sum().cpu() != 0 or b.detach().abs().sum().cpu() != 0:
+        fail("init_params should start from zeros, as before the fix.")
+
+
+def test_one_step_gives_the_weights_a_gradient(submission, device):
+    n, x, y = problem(device)
+    w, b = init(submission, n, device)
+    check_trainable(w, "w returned by init_params", (n,), device)
+    xd, yd = x.to(device), y.to(device)
+    with running("one gradient step on the weights from init_params", submission):
+        optimizer = torch.optim.SGD([w, b], lr=0.1)
+        loss = ((xd @ w + b - yd) ** 2).mean()
+        loss.backward()
+    for t, name in ((w, "w"), (b, "b")):
+        if t.grad is None:
+            fail(f"after loss.backward(), {name}.grad is None: {name} {LEAF}")
+        expect_device(t.grad, device, f"{name}.grad", "create the weights on the device they are trained on.")
+    expected_w_grad = 2 * x.T @ (-y) / len(y)  # at w = 0, b = 0
+    expect_close(w.grad, expected_w_grad, "w.grad after one backward pass from zero weights", atol=1e-4)
+    with running("optimizer.step()", submission):
+        optimizer.step()
+    if w.detach().abs().sum().cpu() == 0:
+        fail("optimizer.step() did not change w: the weights handed to the optimizer are not the ones the "
+             "loss was computed from.")
+
+
+def test_fit_finds_the_line(submission, device):
+    n, x, y = problem(device)
+    with running(f"fit(x, y) with x of shape {tuple(x.shape)} on {device}", submission):
+        w, b = submission.fit(x.to(device), y.to(device), steps=300, lr=0.1)
+    expect_device(expect_tensor(w, "w returned by fit"), device, "w returned by fit", "train on the device of x.")
+    design = torch.cat([x, torch.ones(len(x), 1)], dim=1).double()
+    solution = torch.linalg.lstsq(design, y.double()[:, None]).solution[:, 0].float()
+    expect_close(w, solution[:n], "w returned by fit (compared with least squares)", atol=2e-2, rtol=2e-2)
+    expect_close(b, solution[n:], "b returned by fit (compared with least squares)", atol=2e-2, rtol=2e-2)

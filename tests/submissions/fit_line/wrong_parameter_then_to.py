@@ -1,0 +1,21 @@
+# expect: is not a leaf
+import torch
+from torch import nn
+
+
+def init_params(n_features: int, device):
+    # Tensor.to() on a Parameter returns a plain non-leaf tensor on the device.
+    w = nn.Parameter(torch.zeros(n_features)).to(device)
+    b = nn.Parameter(torch.zeros(1)).to(device)
+    return w, b
+
+
+def fit(x: torch.Tensor, y: torch.Tensor, steps: int = 200, lr: float = 0.1):
+    w, b = init_params(x.shape[1], x.device)
+    optimizer = torch.optim.SGD([w, b], lr=lr)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = ((x @ w + b - y) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+    return w, b
