@@ -1,4 +1,4 @@
-# expect: copies from
+# expect: to the CPU (
 import torch
 from torch import nn
 

@@ -1,4 +1,4 @@
-# expect: copies from
+# expect: to the CPU (
 import numpy as np
 import torch
 
