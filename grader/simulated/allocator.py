@@ -124,8 +124,10 @@ class Stat:
         return {"current": self.current, "peak": self.peak, "allocated": self.allocated, "freed": self.freed}
 
 
-STAT_NAMES = ("allocation", "allocated_bytes", "segment", "reserved_bytes", "active", "active_bytes",
-              "requested_bytes", "inactive_split", "inactive_split_bytes")
+# "active" / "active_bytes" equal "allocation" / "allocated_bytes" here (no stream keeps a freed block
+# busy), so they are reported from those.
+STAT_NAMES = ("allocation", "allocated_bytes", "segment", "reserved_bytes", "requested_bytes", "inactive_split",
+              "inactive_split_bytes")
 
 
 class CachingAllocator:
@@ -169,9 +171,21 @@ class CachingAllocator:
         return self.stats["allocation"][0].freed
 
     def _stat(self, name, small, n):
-        s = self.stats[name]
-        s[0].add(n)
-        s[1 if small else 2].add(n)
+        # hot path (twice per tensor): the "all" and the pool's Stat, inlined
+        arr = self.stats[name]
+        a, b = arr[0], arr[1 if small else 2]
+        if n > 0:
+            a.allocated += n
+            b.allocated += n
+        else:
+            a.freed -= n
+            b.freed -= n
+        a.current += n
+        b.current += n
+        if a.current > a.peak:
+            a.peak = a.current
+        if b.current > b.peak:
+            b.peak = b.current
 
     # --- allocation --------------------------------------------------------------------------
     def alloc(self, nbytes: int):
@@ -207,8 +221,6 @@ class CachingAllocator:
         block.requested = nbytes
         self._stat("allocation", small, 1)
         self._stat("allocated_bytes", small, block.size)
-        self._stat("active", small, 1)
-        self._stat("active_bytes", small, block.size)
         self._stat("requested_bytes", small, nbytes)
         return block
 
@@ -219,8 +231,6 @@ class CachingAllocator:
         block.allocated = False
         self._stat("allocation", small, -1)
         self._stat("allocated_bytes", small, -block.size)
-        self._stat("active", small, -1)
-        self._stat("active_bytes", small, -block.size)
         self._stat("requested_bytes", small, -block.requested)
         for nb in (block.prev, block.next):
             if nb is not None and not nb.allocated:
@@ -337,6 +347,8 @@ class CachingAllocator:
             name: {pool: s.as_dict() for pool, s in zip(("all", "small_pool", "large_pool"), arr)}
             for name, arr in self.stats.items()
         }
+        out["active"] = out["allocation"]
+        out["active_bytes"] = out["allocated_bytes"]
         out.update(num_alloc_retries=self.num_alloc_retries, num_ooms=self.num_ooms,
                    num_sync_all_streams=0, num_device_alloc=self.num_device_alloc,
                    num_device_free=self.num_device_free, max_split_size=-1,

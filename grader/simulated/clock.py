@@ -41,7 +41,7 @@ class Clock:
         self.host = 0.0
         self.device = [0.0] * count
         self.pending = []  # D2H: (complete_time, device_index, dst_cpu, src_snapshot)
-        self.pending_h2d = []  # H2D: [complete_time, device_index, dst_data, src_pinned, snapshot, applied]
+        self.pending_h2d = []  # H2D: [complete_time, device_index, dst_data, src_pinned, src_version, applied]
 
 
 clock = Clock()
@@ -92,31 +92,29 @@ def copy_cost(nbytes, bw=None):
 
 # ----------------------------------------------------------------- copies in flight
 def queue_h2d(idx, dst_data, src):
-    """A non_blocking copy from pinned ``src`` into the device data ``dst_data`` was launched."""
-    clock.pending_h2d.append([clock.device[idx], idx, dst_data, src, src.clone(), False])
+    """A non_blocking copy from pinned ``src`` into the device data ``dst_data`` was launched.  Host writes
+    to ``src`` are noticed through its version counter (every in-place torch op on it or on a view of it
+    bumps it; writes through ``.numpy()`` or ``.data`` are not seen)."""
+    clock.pending_h2d.append([clock.device[idx], idx, dst_data, src, src._version, False])
 
 
 def settle_h2d(idx=None):
-    """Run the queued host->device copies of device ``idx`` (all when None) that the device has not run
-    yet, and look for host writes to the sources of copies still in flight (races)."""
+    """Run the queued host->device copies that the device has not run yet, and look for host writes to the
+    sources of copies still in flight (races)."""
     c = clock
     keep = []
     for item in c.pending_h2d:
-        t, i, dst, src, snap, applied = item
-        if idx is not None and i != idx and t > c.host:
-            keep.append(item)
-            continue
-        changed = not torch.equal(src, snap)
-        if changed:
+        t, i, dst, src, version, applied = item
+        changed = src._version != version
+        if changed and (not applied or t > c.host):
             # the host wrote to the source before the device had finished the copy: a race
             _note_race(config.dev(i), src.numel() * src.element_size())
         if changed or not applied:
             with torch.no_grad():
                 dst.copy_(src)  # the device reads the source as it is now
+            item[4] = src._version
             item[5] = True
         if t > c.host:
-            if changed:
-                snap.copy_(src)
             keep.append(item)
     c.pending_h2d = keep
 

@@ -26,6 +26,7 @@ from .allocator import CachingAllocator
 from .clock import apply_pending, clock, copy_cost, launch, queue_h2d, reason, settle_h2d, sync
 from .config import DEVICE_TYPE, dev
 from .instruments import note_copy
+from .instruments import recorders as _recorders
 from .pinned import cannot_pin, is_pinned_cpu, mark_pinned
 from .rnn import FUSED_RNN
 
@@ -67,7 +68,7 @@ class SimTensor(torch.Tensor):
     __torch_function__ = torch._C._disabled_torch_function_impl
 
     @staticmethod
-    def __new__(cls, data, idx, block=False):
+    def __new__(cls, data, idx, block=False, ref=None):
         r = _make_wrapper(
             cls,
             data.size(),
@@ -80,6 +81,9 @@ class SimTensor(torch.Tensor):
         )
         r._data = data
         r._idx = idx
+        if ref is not None:  # a view of a tensor of this device: same storage, same block
+            r._mem = ref
+            return r
         st = data.untyped_storage()
         key = st.data_ptr()
         ref = _live.get(key)
@@ -96,7 +100,7 @@ class SimTensor(torch.Tensor):
         r._mem = ref
         return r
 
-    def __init__(self, data, idx, block=False):
+    def __init__(self, data, idx, block=False, ref=None):
         pass
 
     # --- host reads of device values: sync points, recorded as host reads ----------------------
@@ -188,7 +192,7 @@ def _fix_meta(w):
             w._mem = ref
 
 
-def _wrap_out(out, idx, orig):
+def _wrap_out(out, idx, orig, ref=None):
     if isinstance(out, torch.Tensor):
         w = orig.get(id(out))
         if w is not None:
@@ -196,13 +200,14 @@ def _wrap_out(out, idx, orig):
             return w
         if type(out) is SimTensor:
             return out
-        return SimTensor(out, idx)
+        return SimTensor(out, idx, False, ref)
     if isinstance(out, (list, tuple)):
-        return type(out)(_wrap_out(o, idx, orig) for o in out)
+        return type(out)(_wrap_out(o, idx, orig, ref) for o in out)
     return out
 
 
 _VIEW_CACHE: dict = {}
+_NAMES: dict = {}
 
 
 def _is_view(func):
@@ -284,7 +289,9 @@ def generic(func, args, kwargs, impl=None):
     else:
         ukw = kwargs
 
-    name = func._opname if hasattr(func, "_opname") else func.__name__.split(".")[0]
+    name = _NAMES.get(func)
+    if name is None:
+        name = _NAMES[func] = func._opname if hasattr(func, "_opname") else func.__name__.split(".")[0]
     if bad is not None or cpu_nonscalar:
         placement.check_mixed(func, name, args, dev(common), None if bad is None else dev(bad))
 
@@ -309,18 +316,16 @@ def generic(func, args, kwargs, impl=None):
         uargs, ukw = generators.fix_generator(gi, uargs, ukw, common)
 
     out = (impl or func)(*uargs, **ukw)
-    if not _is_view(func):
-        launch(common, None, name if _recorders_active() else None)
+    ref = None
+    if _is_view(func):
+        a0 = args[0] if args else None
+        if type(a0) is SimTensor and target == a0._idx:
+            ref = a0._mem  # views share the storage (and allocator block) of their base
+    else:
+        launch(common, None, name if _recorders else None)
     if target is None:
         return out
-    return _wrap_out(out, target, orig)
-
-
-from .instruments import recorders as _recorders  # noqa: E402
-
-
-def _recorders_active():
-    return bool(_recorders)
+    return _wrap_out(out, target, orig, ref)
 
 
 # --------------------------------------------------------------------------
