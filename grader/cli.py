@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from grader import course, daemon, legs, runner
@@ -67,10 +68,10 @@ def cmd_check(args) -> int:
     for r in grade.failures:
         if r.message not in shown_messages:
             shown_messages.add(r.message)
-            console.print(f"[red]✗[/red] on {r.leg}: {r.message}")
+            console.print(f"[red]✗[/red] on {r.leg}: {escape(r.message)}")
     skipped = {r.message for r in grade.results if r.outcome == "skipped" and r.message}
     for reason in skipped:
-        console.print(f"[yellow]skipped:[/yellow] {reason}")
+        console.print(f"[yellow]skipped:[/yellow] {escape(reason)}")
     if grade.passed:
         console.print(f"[green]✓ {ex.name} passes on {', '.join(grade.legs())}.[/green] {ex.points} point(s).")
         return 0

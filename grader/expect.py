@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import pytest
 import torch
 
-from grader import integrity
+from grader import integrity, limits
 from grader.instruments import Measurement, measure  # noqa: F401 (graders import them from here)
 from grader.submission import Submission, SubmissionError, describe_exception
 
@@ -38,6 +38,10 @@ def is_device_error(exc: BaseException) -> bool:
     )
 
 
+def is_out_of_memory(exc: BaseException) -> bool:
+    return isinstance(exc, torch.OutOfMemoryError) or "can't allocate memory" in str(exc)
+
+
 def is_simulator_limit(exc: BaseException) -> bool:
     """PyTorch's Python backend API lacks a few hooks (device generators, for one): correct code can hit them."""
     return isinstance(exc, (NotImplementedError, RuntimeError)) and "PrivateUse1" in str(exc)
@@ -59,6 +63,9 @@ def running(what: str, submission: Submission, explain_device_error: str | None 
         message = f"{what} raised {describe_exception(exc, submission.filename)}"
         if explain_device_error and is_device_error(exc):
             message += f"\n{explain_device_error}"
+        if is_out_of_memory(exc):
+            message += (f"\nYour code asked for more memory than the grader allows ({limits.describe_memory()}): "
+                        "no exercise needs that much; look for a tensor far larger than the data.")
         raise GradeFailure(message) from None
     try:
         integrity.verify()  # before the check looks at what the learner's code returned

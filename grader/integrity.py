@@ -5,7 +5,7 @@ helpers, pytest, `torch.allclose`, a builtin), or look for the grader and behave
 layers make the easy ways fail, each with a message that says what was found:
 
 * `scan(source)` reads the submission before it runs and refuses code that reaches for the grader's internals
-  (imports of `grader`, `pytest`, `gc`, `inspect`, `ctypes`; `sys.modules`, `sys._getframe`, `__import__`,
+  (imports of `grader`, `pytest`, `inspect`, `ctypes`; `gc.get_objects`; `sys.modules`, `sys._getframe`, `__import__`,
   `eval`...) or names the simulated accelerator: a device fix never needs any of them.
 * `Baseline` remembers every function and class of the modules the checks use, taken before the submission
   is loaded; `Baseline.changed()` names those replaced since. The plugin calls it after every check.
@@ -29,11 +29,13 @@ import types
 
 #: Modules the checks rely on; their functions and classes must stay as they were.
 GUARDED_PREFIXES = ("grader", "pytest", "_pytest", "pluggy", "pytest_timeout")
-FORBIDDEN_IMPORTS = {"grader", "pytest", "_pytest", "pluggy", "pytest_timeout", "gc", "inspect", "ctypes",
+# gc itself is allowed (the memory chapter teaches gc.collect()); its ways into other objects are not.
+FORBIDDEN_IMPORTS = {"grader", "pytest", "_pytest", "pluggy", "pytest_timeout", "inspect", "ctypes",
                      "builtins", "importlib", "faulthandler", "signal"}
 # Exiting or killing the process is allowed: the runner grades a process that ends early as a failure.
 FORBIDDEN_ATTRIBUTES = {("sys", "modules"), ("sys", "_getframe"), ("sys", "settrace"), ("sys", "setprofile"),
-                        ("sys", "argv"), ("sys", "addaudithook"), ("sys", "meta_path")}
+                        ("sys", "argv"), ("sys", "addaudithook"), ("sys", "meta_path"),
+                        ("gc", "get_objects"), ("gc", "get_referrers"), ("gc", "get_referents")}
 FORBIDDEN_NAMES = {"__import__", "__builtins__", "exec", "eval", "compile", "globals", "__loader__", "__spec__"}
 FORBIDDEN_SUBSTRINGS = ("PYTEST_CURRENT_TEST", "_python_dispatch", "dispatch_mode", "grade-report")
 

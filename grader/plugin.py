@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import integrity
+from grader import integrity, limits
 from grader import legs as legs_mod
 from grader.expect import GradeFailure
 from grader.submission import Submission, SubmissionError, describe_exception
@@ -31,19 +31,15 @@ def pytest_addoption(parser):
     )
 
 
-#: Memory a check may use on each accelerator, the same on every GPU and on the simulator, so that a learner's
-#: 10 GB tensor fails alike everywhere (torch.OutOfMemoryError), whatever the card.
-DEVICE_MEMORY = 4 * 2**30
-
-
 def _limit_cuda_memory(legs: list[str]) -> None:
+    """The same device memory on every card (and on the simulator), whatever its size."""
     import torch
 
     for leg in legs:
         if leg.startswith("cuda:"):
             i = int(leg.split(":")[1])
             total = torch.cuda.get_device_properties(i).total_memory
-            torch.cuda.set_per_process_memory_fraction(min(1.0, DEVICE_MEMORY / total), i)
+            torch.cuda.set_per_process_memory_fraction(min(1.0, limits.DEVICE_MEMORY / total), i)
 
 
 def _grading(config) -> bool:
@@ -68,7 +64,7 @@ def pytest_configure(config):
             simulated.install()
             if hasattr(simulated, "set_memory_capacity"):
                 for i in range(2):
-                    simulated.set_memory_capacity(DEVICE_MEMORY, device=i)
+                    simulated.set_memory_capacity(limits.DEVICE_MEMORY, device=i)
         else:
             config._devcourse_simulated = f"the simulated accelerator needs torch >= 2.11 (this is {torch.__version__})"
 

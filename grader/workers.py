@@ -33,6 +33,8 @@ import sys
 import time
 from pathlib import Path
 
+from grader import limits
+
 # Taken before any learner code can replace them.
 _exit = os._exit
 _write = os.write
@@ -41,8 +43,6 @@ _fork = getattr(os, "fork", None)
 FAMILIES = ("real", "sim")
 IDLE_SECONDS = float(os.environ.get("DEVCOURSE_IDLE_SECONDS", 15 * 60))
 GRACE_SECONDS = 5.0  # after a check's own timeout, before the worker is killed
-OUTPUT_LIMIT = 64 * 2**20  # bytes any one file written by the learner's code may reach (prints included)
-HOST_MEMORY = 6 * 2**30  # bytes the learner's code may add to a worker's memory on the host
 OUTPUT_TAIL = 4000
 # Built-in pytest plugins a grading run has no use for; unraisableexception alone costs a few full garbage
 # collections per run.
@@ -95,7 +95,7 @@ def _work(job: dict, wfd: int, token: str, exit_code: int, out_fd: int | None) -
     try:
         import resource
 
-        resource.setrlimit(resource.RLIMIT_FSIZE, (OUTPUT_LIMIT, OUTPUT_LIMIT))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.OUTPUT_LIMIT, limits.OUTPUT_LIMIT))
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead of killing us
     except (OSError, ValueError, ImportError, AttributeError):
         pass
@@ -137,7 +137,7 @@ def _limit_host_memory(spec: str) -> None:
     with contextlib.suppress(OSError, ValueError):
         with open("/proc/self/status") as f:
             data = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmData:"))
-        limit = data + HOST_MEMORY
+        limit = data + limits.HOST_MEMORY
         resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
@@ -407,6 +407,7 @@ def _serve(family: str, folder: Path, digest: str, keep: frozenset[int] = frozen
         path.unlink()
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(str(path))
+    mine = path.stat().st_ino  # a newer daemon may take the path over: then it is not ours to remove
     server.listen(16)
     server.settimeout(IDLE_SECONDS)
     zygote = Zygote(family, folder, set(keep))
@@ -434,7 +435,8 @@ def _serve(family: str, folder: Path, digest: str, keep: frozenset[int] = frozen
                 stream.flush()
     finally:
         with contextlib.suppress(OSError):
-            path.unlink()
+            if path.stat().st_ino == mine:
+                path.unlink()
         if zygote.spare:
             zygote.spare.proc.kill()
 

@@ -104,8 +104,8 @@ def test_simulated_leg_is_isolated_from_real_legs(tmp_path):
         "import torch\n"
         "def masked_mean(x, lengths):\n"
         # torch.<backend> exists once a PrivateUse1 backend is registered (a submission may not name it).
-        "    registered = hasattr(torch, torch._C._get_privateuse1_backend_name())\n"
-        "    assert registered == (x.device.type != 'cpu'), 'simulated backend seen on ' + str(x.device)\n"
+        "    name = torch._C._get_privateuse1_backend_name()\n"
+        "    assert hasattr(torch, name) == (x.device.type == name), 'simulated backend seen on ' + str(x.device)\n"
         + EX.solution_file.read_text().split("def masked_mean(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:\n")[1]
     )
     grade = runner.grade(EX, f)

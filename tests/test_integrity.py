@@ -57,7 +57,7 @@ def test_replacing_at_import_time(tmp_path):
     ("from _pytest import outcomes", "imports from _pytest"),
     ("import pytest", "imports pytest"),
     ("import sys; sys.modules['grader.expect'].fail = print", "uses sys.modules"),
-    ("import gc", "imports gc"),
+    ("import gc; everything = gc.get_objects()", "uses gc.get_objects"),
     ("g = __import__('grader.expect')", "uses __import__"),
     ("on_sim = lambda x: x.device.type == 'sim'", "names the simulated accelerator"),
     ("import os; grading = 'PYTEST_CURRENT_TEST' in os.environ", "mentions 'PYTEST_CURRENT_TEST'"),
@@ -69,7 +69,8 @@ def test_reaching_for_the_grader_is_refused_before_running(tmp_path, line, found
 
 
 def test_scan_accepts_ordinary_device_code():
-    src = "import os, sys, torch\nimport numpy as np\nfrom torch import nn\nprint(sys.version, os.getpid())\n"
+    src = ("import gc, os, sys, torch\nimport numpy as np\nfrom torch import nn\nprint(sys.version, os.getpid())\n"
+           "gc.collect()\n")
     assert integrity.scan(src) == []
 
 
@@ -141,7 +142,10 @@ def test_a_loop_that_starts_processes(tmp_path):
             while True:
                 os.fork()
     """)
-    assert f"more than {integrity.MAX_PROCESSES} processes" in messages(g)
+    text = messages(g)
+    # Which process hits the limit first is a race: either the limit is named or what was left is counted.
+    assert f"more than {integrity.MAX_PROCESSES} processes" in text or "process(es) running" in text, text
+    assert grade(tmp_path, "masked_mean = _right\n").passed  # and the grader is none the worse
 
 
 def test_a_process_left_running(tmp_path):
@@ -160,7 +164,7 @@ def test_a_huge_allocation(tmp_path):
             big = torch.ones(10 * 2**30 // 4, device=x.device)
             return _right(x, lengths)
     """)
-    assert "can't allocate memory" in messages(g)
+    assert "more memory than the grader allows" in messages(g)
 
 
 def test_endless_output(tmp_path):
