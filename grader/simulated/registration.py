@@ -9,6 +9,8 @@ What it changes in the process, and why each is needed:
   sim device (generators.py, streams.py) and the real classes otherwise;
 * ``torch._C._accelerator_*`` serve the sim (accelerator.py), autocast kernels on AutocastPrivateUse1
   (autocast.py);
+* a first (CPU) backward runs before the device guard exists, so that the engine starts no device thread
+  (forked children can still run backward);
 * every backward runs with autograd multithreading off: the Python device guard reports one device, so
   the engine has a device queue for sim:0 only and would assert on sim:1 (and on sim:0 when the first
   backward of the process ran before install).  Without device threads, backward runs on the calling
@@ -153,9 +155,20 @@ def _patch_current_device():
     torch.as_tensor = _current_device_wrapper(torch.as_tensor, 2)
 
 
+def _start_autograd_engine():
+    # The engine starts its device threads once, at the first backward of the process, one per device of
+    # the device guards registered then.  Run that first backward before sim has a guard: with no other
+    # accelerator, no device thread is started (sim's backward runs on the calling thread anyway), so a
+    # process that ran backward on sim can still fork workers that run backward ("Unable to handle
+    # autograd's threading in combination with fork-based multiprocessing" otherwise).
+    x = torch.ones(1, requires_grad=True)
+    x.sum().backward()
+
+
 def register(count: int, profile: str, capacity=None) -> None:
     from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
 
+    _start_autograd_engine()
     config.configure(count, profile)
     clock.reset(count)
     reset_allocators(count, capacity)

@@ -82,3 +82,35 @@ def test_uninstalled_record_raises_in_subprocess():
             print("raised")
     """)
     assert r.stdout.split() == ["False", "raised"], r.stderr
+
+
+def test_public_api_additions():
+    for name in ("set_memory_capacity", "LIMITS", "limit_message", "install", "record", "host_time", "device_time"):
+        assert name in gs.__all__ and hasattr(gs, name)
+    assert all(lim.what and lim.why and lim.repro for lim in gs.LIMITS.values())
+    gs.set_memory_capacity(2**30, device="sim:1")
+    try:
+        assert torch.sim.mem_get_info(1)[1] == 2**30
+    finally:
+        gs.set_memory_capacity("80GiB")
+    assert torch.sim.mem_get_info(1)[1] == 80 * 2**30
+    gs.install(count=2, profile="cuda")  # same args: still a no-op
+
+
+def test_recorder_fields():
+    with gs.record() as rec:
+        pass
+    assert rec.h2d == rec.d2h == rec.d2d == rec.syncs == rec.host_reads == rec.races == []
+    assert rec.launches == 0 and rec.ops == {}
+
+
+def test_import_alone_changes_nothing_but_the_load_hook_in_subprocess():
+    r = _py("""
+        import torch
+        before = (torch.Generator, torch.Stream, torch.Event, torch.Tensor.to, torch.load)
+        import grader.simulated as gs
+        after = (torch.Generator, torch.Stream, torch.Event, torch.Tensor.to, torch.load)
+        print(before == after, torch._C._get_privateuse1_backend_name(),
+              torch._utils._rebuild_device_tensor_from_cpu_tensor.__module__)
+    """)
+    assert r.stdout.split() == ["True", "privateuseone", "torch._utils"], r.stderr

@@ -118,3 +118,20 @@ print(out[0], u.grad.cpu().tolist())
 def test_autograd_engine_limit_is_documented():
     lim = gs.LIMITS["device_count_of_guard"]
     assert "deviceCount" in lim.why and "multithreading" in lim.what
+
+
+def test_fork_after_backward_on_sim_in_subprocess():
+    code = r'''
+import os, torch, grader.simulated as gs
+gs.install()
+w = torch.ones(2, device="sim:1", requires_grad=True); (w * 2).sum().backward()
+pid = os.fork()
+if pid == 0:
+    v = torch.ones(2, device="sim:1", requires_grad=True); (v * 5).sum().backward()
+    print("child", v.grad.cpu().tolist(), flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+print("parent", w.grad.cpu().tolist())
+'''
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert r.stdout.split("\n")[:2] == ["child [5.0, 5.0]", "parent [2.0, 2.0]"], r.stderr
