@@ -58,15 +58,19 @@ def use_fork() -> bool:
     return _fork is not None and sys.platform.startswith("linux")
 
 
+#: The grader's modules a worker runs (graders under checks/ are imported fresh by each worker, and the
+#: front ends never run in one): a zygote older than any of them is stale.
+WORKER_MODULES = ("__init__", "plugin", "expect", "instruments", "integrity", "submission", "legs", "limits",
+                  "workers")
+
+
 def code_digest() -> str:
-    """Changes whenever the grader's code or the Python running it does: a zygote older than that is stale."""
-    root = Path(__file__).resolve().parent
-    stamp = [sys.executable, sys.version]
-    for f in sorted(root.rglob("*.py")):
-        if "checks" not in f.parts:  # graders are imported fresh by each worker
-            stamp.append(f"{f}:{f.stat().st_mtime_ns}")
+    """Changes whenever the code a worker runs, or the Python running it, changes."""
     import hashlib
 
+    root = Path(__file__).resolve().parent
+    files = [root / f"{m}.py" for m in WORKER_MODULES] + sorted((root / "simulated").rglob("*.py"))
+    stamp = [sys.executable, sys.version] + [f"{f}:{f.stat().st_mtime_ns}" for f in files if f.exists()]
     return hashlib.sha256("\n".join(stamp).encode()).hexdigest()[:16]
 
 
