@@ -33,11 +33,21 @@ def test_table_was_made_on_gpus_with_the_course_as_it_is(name):
         assert any(leg.startswith("cuda:") for leg in r["verdicts"]), f"{name}: {r['exercise']}/{r['submission']}"
 
 
+def _passes_on_cuda(exercise: str, submission: str) -> bool:
+    """A wrong submission may pass on CUDA where the simulator stands for another kind of accelerator (code that
+    only knows CUDA); its file says so on a line '# on cuda: passes (why)'."""
+    f = ROOT / "tests" / "submissions" / exercise / f"{submission}.py"
+    return f.exists() and any(line.startswith("# on cuda: passes") for line in f.read_text().splitlines()[:3])
+
+
 @pytest.mark.parametrize("name", sorted(TABLES))
 def test_simulated_and_real_devices_agree(name):
     disagreements = []
     for r in TABLES[name]["rows"]:
         v = r["verdicts"]
+        if _passes_on_cuda(r["exercise"], r["submission"]):
+            assert all(v[leg] == "fail" for leg in v if leg.startswith("sim")), (r, "must still fail on the sim")
+            continue
         for sim, real in COUNTERPART.items():
             if sim in v and real in v and v[sim] != v[real]:
                 disagreements.append(f"{r['exercise']}/{r['submission']}: {sim} {v[sim]}, {real} {v[real]}")

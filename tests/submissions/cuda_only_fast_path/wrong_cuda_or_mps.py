@@ -1,4 +1,5 @@
 # expect: took the CPU path
+# on cuda: passes (the simulator stands for an accelerator that is neither CUDA nor MPS, which this code sends down its CPU path)
 import torch
 from torch import nn
 
