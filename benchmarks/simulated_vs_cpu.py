@@ -81,16 +81,16 @@ def transformer_step_factory(device):
 
 def attention_step_factory(device):
     torch.manual_seed(0)
-    mha = nn.MultiheadAttention(64, 4, batch_first=True).to(device)
-    head = nn.Linear(64, 10).to(device)
+    mha = nn.MultiheadAttention(128, 4, batch_first=True).to(device)
+    head = nn.Linear(128, 10).to(device)
     opt = torch.optim.Adam(list(mha.parameters()) + list(head.parameters()), lr=1e-3)
-    x, y = torch.randn(16, 32, 64).to(device), torch.randint(0, 10, (16,)).to(device)
+    x, y = torch.randn(32, 64, 128).to(device), torch.randint(0, 10, (32,)).to(device)
 
     def step():
         opt.zero_grad()
         h, _ = mha(x, x, x, need_weights=False)
-        q = h.view(16, 32, 4, 16).transpose(1, 2)
-        h = F.scaled_dot_product_attention(q, q, q, is_causal=True).transpose(1, 2).reshape(16, 32, 64)
+        q = h.view(32, 64, 4, 32).transpose(1, 2)
+        h = F.scaled_dot_product_attention(q, q, q, is_causal=True).transpose(1, 2).reshape(32, 64, 128)
         loss = F.cross_entropy(head(h.mean(1)), y)
         loss.backward()
         opt.step()
@@ -156,7 +156,8 @@ WORKLOADS = [
     ("DataLoader epoch (2000 samples, batch 64, pin_memory on sim)", loader_epoch_factory, 3),
     ("CNN with BatchNorm, 4 batches of 32x3x32x32 (SGD momentum)", cnn_batches_factory, 5),
     ("Transformer encoder block (d=64, 4 heads, seq 32, batch 16) train step (AdamW)", transformer_step_factory, 15),
-    ("MultiheadAttention + scaled_dot_product_attention train step (Adam)", attention_step_factory, 15),
+    ("MultiheadAttention + scaled_dot_product_attention (d=128, 4 heads, seq 64, batch 32) train step (Adam)",
+     attention_step_factory, 15),
     ("AMP autocast bfloat16 MLP train step (AdamW)", amp_step_factory, 20),
     ("torch.compile (aot_eager) MLP train step (SGD)", compiled_step_factory, 20),
 ]

@@ -126,8 +126,8 @@ class Stat:
 
 # "active" / "active_bytes" equal "allocation" / "allocated_bytes" here (no stream keeps a freed block
 # busy), so they are reported from those.
-STAT_NAMES = ("allocation", "allocated_bytes", "segment", "reserved_bytes", "requested_bytes", "inactive_split",
-              "inactive_split_bytes")
+# "inactive_split" / "inactive_split_bytes" are counted from the blocks when the stats are read.
+STAT_NAMES = ("allocation", "allocated_bytes", "segment", "reserved_bytes", "requested_bytes")
 
 
 class CachingAllocator:
@@ -187,6 +187,26 @@ class CachingAllocator:
         if b.current > b.peak:
             b.peak = b.current
 
+    def _account(self, small, sign, size, requested):
+        """allocation / allocated_bytes / requested_bytes of one block (the hot path), inlined."""
+        st = self.stats
+        p = 1 if small else 2
+        for name, n in (("allocation", sign), ("allocated_bytes", sign * size), ("requested_bytes", sign * requested)):
+            arr = st[name]
+            a, b = arr[0], arr[p]
+            if n > 0:
+                a.allocated += n
+                b.allocated += n
+            else:
+                a.freed -= n
+                b.freed -= n
+            a.current += n
+            b.current += n
+            if a.current > a.peak:
+                a.peak = a.current
+            if b.current > b.peak:
+                b.peak = b.current
+
     # --- allocation --------------------------------------------------------------------------
     def alloc(self, nbytes: int):
         """Allocate a block for ``nbytes``; returns the Block (None for 0 bytes)."""
@@ -215,13 +235,9 @@ class CachingAllocator:
             block.next = rest
             block.size = size
             self._insert_free(rest)
-            self._stat("inactive_split", small, 1)
-            self._stat("inactive_split_bytes", small, remaining)
         block.allocated = True
         block.requested = nbytes
-        self._stat("allocation", small, 1)
-        self._stat("allocated_bytes", small, block.size)
-        self._stat("requested_bytes", small, nbytes)
+        self._account(small, 1, block.size, nbytes)
         return block
 
     def release(self, block) -> None:
@@ -229,14 +245,10 @@ class CachingAllocator:
             return
         small = block.small
         block.allocated = False
-        self._stat("allocation", small, -1)
-        self._stat("allocated_bytes", small, -block.size)
-        self._stat("requested_bytes", small, -block.requested)
+        self._account(small, -1, block.size, block.requested)
         for nb in (block.prev, block.next):
             if nb is not None and not nb.allocated:
                 self._remove_free(nb)
-                self._stat("inactive_split", small, -1)
-                self._stat("inactive_split_bytes", small, -nb.size)
                 if nb is block.prev:
                     nb.size += block.size
                     nb.next = block.next
@@ -248,9 +260,6 @@ class CachingAllocator:
                     block.next = nb.next
                     if nb.next is not None:
                         nb.next.prev = block
-        if block.prev is not None or block.next is not None:
-            self._stat("inactive_split", small, 1)
-            self._stat("inactive_split_bytes", small, block.size)
         self._insert_free(block)
 
     def empty_cache(self) -> None:
@@ -282,9 +291,6 @@ class CachingAllocator:
         if i == len(pool):
             return None
         _, _, block = pool.pop(i)
-        if block.prev is not None or block.next is not None:
-            self._stat("inactive_split", block.small, -1)
-            self._stat("inactive_split_bytes", block.small, -block.size)
         return block
 
     def _insert_free(self, block):
@@ -349,6 +355,17 @@ class CachingAllocator:
         }
         out["active"] = out["allocation"]
         out["active_bytes"] = out["allocated_bytes"]
+        split = {"all": [0, 0], "small_pool": [0, 0], "large_pool": [0, 0]}
+        for first in self.segments:  # free blocks of segments that are in use (cannot be released)
+            b = first
+            while b is not None:
+                if not b.allocated and (b.prev is not None or b.next is not None):
+                    for pool in ("all", "small_pool" if b.small else "large_pool"):
+                        split[pool][0] += 1
+                        split[pool][1] += b.size
+                b = b.next
+        for k, name in ((0, "inactive_split"), (1, "inactive_split_bytes")):
+            out[name] = {pool: {"current": v[k], "peak": v[k], "allocated": 0, "freed": 0} for pool, v in split.items()}
         out.update(num_alloc_retries=self.num_alloc_retries, num_ooms=self.num_ooms,
                    num_sync_all_streams=0, num_device_alloc=self.num_device_alloc,
                    num_device_free=self.num_device_free, max_split_size=-1,

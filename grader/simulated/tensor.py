@@ -166,9 +166,27 @@ class SimTensor(torch.Tensor):
 
     @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-        h = SPECIAL.get(func)
+        info = _INFO.get(id(func))
+        if info is None:
+            info = _op_info(func)
+        h = info[0]
         if h is not None:
             return h(func, args, kwargs or {})
+        if info[1] and not kwargs:
+            # fast path for views (about half of the ops autograd and attention code issue): one device
+            # tensor, no other tensor argument, no launch, the base's storage and block
+            a0 = args[0]
+            if type(a0) is SimTensor:
+                for a in args[1:]:
+                    if isinstance(a, (torch.Tensor, list, tuple)) and _has_tensor(a):
+                        break
+                else:
+                    out = func(a0._data, *args[1:])
+                    if type(out) is torch.Tensor:
+                        return SimTensor(out, a0._idx, False, a0._mem)
+                    if isinstance(out, (list, tuple)):
+                        return type(out)(SimTensor(o, a0._idx, False, a0._mem) for o in out)
+                    return out
         return generic(func, args, kwargs or {})
 
 
@@ -206,19 +224,32 @@ def _wrap_out(out, idx, orig, ref=None):
     return out
 
 
-_VIEW_CACHE: dict = {}
-_NAMES: dict = {}
+# id(op) -> (special handler or None, is_view, name, generator argument info).  Keyed by id: OpOverloads
+# are singletons, and their __hash__ is Python code (several lookups per op would cost microseconds).
+_INFO: dict = {}
+_KEEP: list = []  # the ops of _INFO, so that their ids stay theirs
+
+
+def _op_info(func):
+    name = func._opname if hasattr(func, "_opname") else func.__name__.split(".")[0]
+    is_view = bool(func.is_view) or name in (
+        "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "_unsafe_view", "detach", "alias", "lift_fresh",
+    )
+    info = (SPECIAL.get(func), is_view, name, generators.gen_arg(func))
+    _KEEP.append(func)
+    _INFO[id(func)] = info
+    return info
 
 
 def _is_view(func):
-    v = _VIEW_CACHE.get(func)
-    if v is None:
-        v = bool(func.is_view) or func.__name__.split(".")[0] in (
-            "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "_unsafe_view",
-            "detach", "alias", "lift_fresh",
-        )
-        _VIEW_CACHE[func] = v
-    return v
+    info = _INFO.get(id(func)) or _op_info(func)
+    return info[1]
+
+
+def _has_tensor(a):
+    if isinstance(a, torch.Tensor):
+        return True
+    return any(isinstance(b, torch.Tensor) for b in a)
 
 
 def _is_list_of_tensors(a):
@@ -289,9 +320,8 @@ def generic(func, args, kwargs, impl=None):
     else:
         ukw = kwargs
 
-    name = _NAMES.get(func)
-    if name is None:
-        name = _NAMES[func] = func._opname if hasattr(func, "_opname") else func.__name__.split(".")[0]
+    info = _INFO.get(id(func)) or _op_info(func)
+    name = info[2]
     if bad is not None or cpu_nonscalar:
         placement.check_mixed(func, name, args, dev(common), None if bad is None else dev(bad))
 
@@ -311,13 +341,13 @@ def generic(func, args, kwargs, impl=None):
 
     if clock.pending_h2d:
         settle_h2d()  # copies queued before this op run first (stream order)
-    gi = generators.gen_arg(func)
+    gi = info[3]
     if gi is not None:
         uargs, ukw = generators.fix_generator(gi, uargs, ukw, common)
 
     out = (impl or func)(*uargs, **ukw)
     ref = None
-    if _is_view(func):
+    if info[1]:
         a0 = args[0] if args else None
         if type(a0) is SimTensor and target == a0._idx:
             ref = a0._mem  # views share the storage (and allocator block) of their base
