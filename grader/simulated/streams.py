@@ -137,16 +137,13 @@ class SimEvent(_CEvent):
         (stream if stream is not None else current_stream()).wait_event(self)
 
     def elapsed_time(self, end_event):
+        # CUDAEvent::elapsed_time: TORCH_CHECK_VALUE (ValueError) for the first two, TORCH_CHECK for the last
         if not (self.enable_timing and end_event.enable_timing):
-            # CUDAEvent::elapsed_time: TORCH_CHECK -> RuntimeError
-            raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
+            raise ValueError("Both events must be created with argument 'enable_timing=True'.")
         if self._time is None or end_event._time is None:
-            raise RuntimeError("Both events must be recorded before calculating elapsed time.")
+            raise ValueError("Both events must be recorded before calculating elapsed time.")
         if not (self.query() and end_event.query()):
-            raise RuntimeError(
-                f"{DEVICE_TYPE.upper()} error: device not ready "
-                "(call synchronize() on the end event before elapsed_time())"
-            )
+            raise RuntimeError("Both events must be completed before calculating elapsed time.")
         return (end_event._time - self._time) / 1000.0
 
     def __repr__(self):

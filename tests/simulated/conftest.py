@@ -1,6 +1,6 @@
 """The simulated device is installed once in this pytest process (process-wide,
-irreversible), before any test runs a backward pass: the autograd engine sizes
-its device queues at the first backward of a process."""
+irreversible; grader/simulated/registration.py lists what it changes).  Tests that
+need another configuration (count, profile, capacity, no install) run a subprocess."""
 import os
 import sys
 

@@ -41,7 +41,7 @@ def test_event_elapsed_time_is_the_device_time_between_records():
     _work(x, 50)
     end.record()
     assert not end.query()
-    with pytest.raises(RuntimeError, match="device not ready"):
+    with pytest.raises(RuntimeError, match="Both events must be completed before calculating elapsed time."):
         start.elapsed_time(end)
     end.synchronize()
     assert end.query()
