@@ -674,6 +674,37 @@ def _c_buffer(dev):
     return [m.scale.device, m.plain.device, list(m.state_dict())]
 
 
+@case("plain tensor attribute stays behind after module.to(device)")
+def _c_plain_attr(dev):
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(2, 2)
+            self.scale = torch.ones(2)  # not a buffer: .to() does not move it
+
+        def forward(self, x):
+            return self.lin(x) * self.scale
+
+    return M().to(dev)(torch.ones(3, 2, device=dev))
+
+
+@case("DataLoader pin_memory batches")
+def _c_loader_pinned(dev):
+    from torch.utils.data import DataLoader, TensorDataset
+
+    ds = TensorDataset(torch.arange(8.0).view(4, 2), torch.arange(4))
+    xb, yb = next(iter(DataLoader(ds, batch_size=2, pin_memory=True)))
+    x = xb.to(dev, non_blocking=True)
+    return [xb.is_pinned(), yb.is_pinned(), x.device, x.sum().item()]
+
+
+@case("to(other tensor) takes its device and dtype")
+def _c_to_other(dev):
+    other = torch.ones(1, device=dev, dtype=torch.float16)
+    y = torch.arange(3.0).to(other)
+    return [y.device, y.dtype, torch.arange(3).to(dev, dtype=torch.float64).dtype]
+
+
 @case("to(device) of a leaf is not a leaf")
 def _c_leaf(dev):
     w = torch.ones(2, requires_grad=True).to(dev)
