@@ -135,6 +135,7 @@ class CachingAllocator:
         self.device_index = device_index
         self.device_name = device_name
         self.capacity = default_capacity() if capacity is None else int(capacity)
+        self.allowed = None  # torch.cuda.set_per_process_memory_fraction: bytes this process may reserve
         self.free_small: list = []  # sorted (size, addr, block)
         self.free_large: list = []
         self.segments: list[Block] = []  # first block of each segment
@@ -218,11 +219,11 @@ class CachingAllocator:
         block = self._take_free(pool, size)
         if block is None:
             seg_size = allocation_size(size)
-            if self.reserved + seg_size > self.capacity:
+            if not self._fits(seg_size):
                 # CUDA frees its cached blocks and retries before giving up
                 self.num_alloc_retries += 1
                 self.empty_cache()
-                if self.reserved + seg_size > self.capacity:
+                if not self._fits(seg_size):
                     self.num_ooms += 1
                     raise self._oom(seg_size)
             block = self._new_segment(seg_size, small)
@@ -315,6 +316,10 @@ class CachingAllocator:
             out.append((total, seg))
         return out
 
+    def _fits(self, seg_size):
+        limit = self.capacity if self.allowed is None else min(self.capacity, self.allowed)
+        return self.reserved + seg_size <= limit
+
     def mem_get_info(self):
         return max(0, self.capacity - self.reserved), self.capacity
 
@@ -327,7 +332,8 @@ class CachingAllocator:
             f"{dev.upper()} out of memory. Tried to allocate {format_size(alloc_size)}. GPU {self.device_index} "
             f"has a total capacity of {format_size(total)} of which {format_size(free)} is free. "
             f"Including non-PyTorch memory, this process has {format_size(self.reserved)} memory in use. "
-            f"Of the allocated memory {format_size(self.allocated)} is allocated by PyTorch, and "
+            + (f"{format_size(self.allowed)} allowed; " if self.allowed is not None else "")
+            + f"Of the allocated memory {format_size(self.allocated)} is allocated by PyTorch, and "
             f"{format_size(self.reserved - self.allocated)} is reserved by PyTorch but unallocated. If reserved "
             f"but unallocated memory is large try setting PYTORCH_{dev.upper()}_ALLOC_CONF=expandable_segments:True "
             "to avoid fragmentation.  See documentation for Memory Management  "

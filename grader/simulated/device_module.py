@@ -266,6 +266,22 @@ class _DeviceModule:
         )
 
     @staticmethod
+    def set_per_process_memory_fraction(fraction, device=None):
+        """As torch.cuda: this process may reserve ``fraction`` of the device's capacity; beyond it
+        OutOfMemoryError, whose message then says "<N> allowed;"."""
+        if not isinstance(fraction, float) and not isinstance(fraction, int):
+            raise TypeError("Invalid type for fraction argument, must be `float`")
+        if fraction < 0 or fraction > 1:
+            raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+        a = allocators[_idx(device)]
+        a.allowed = int(fraction * a.capacity)
+
+    @staticmethod
+    def get_per_process_memory_fraction(device=None):
+        a = allocators[_idx(device)]
+        return 1.0 if a.allowed is None else a.allowed / a.capacity
+
+    @staticmethod
     def set_memory_capacity(nbytes, device=None):
         """Capacity of one device (``device`` None: every device); bytes or a string like ``"16GiB"``."""
         n = parse_size(nbytes)

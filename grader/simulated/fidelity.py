@@ -560,19 +560,39 @@ def _c_cache_reuse(dev):
     return out + [(torch.accelerator.memory_reserved() - r0) // MiB]
 
 
+def _oom_shape(e):
+    # sizes depend on the card and on earlier cases; the process's own use includes the CUDA context
+    shape = re.sub(r"\d+(\.\d+)? (bytes|KiB|MiB|GiB)", "<size>", str(e))
+    shape = re.sub(r"GPU \d+", "GPU <n>", shape)
+    shape = re.sub(r"(Including non-PyTorch memory, this process|Process \d+) has <size> memory in use\. ", "", shape)
+    return torch.OutOfMemoryError(shape)
+
+
+def _total(dev):
+    if hasattr(torch.accelerator, "get_memory_info"):
+        return torch.accelerator.get_memory_info()[1]
+    return _mod(dev).mem_get_info()[1]
+
+
 @case("out of memory: error type and message shape")
 def _c_oom(dev):
-    free, total = torch.accelerator.get_memory_info() if hasattr(torch.accelerator, "get_memory_info") \
-        else _mod(dev).mem_get_info()
     try:
-        torch.empty(2 * total, dtype=torch.uint8, device=dev)
+        torch.empty(2 * _total(dev), dtype=torch.uint8, device=dev)
     except torch.OutOfMemoryError as e:
-        # sizes depend on the card and on earlier cases; the process's own use includes the CUDA context
-        shape = re.sub(r"\d+(\.\d+)? (bytes|KiB|MiB|GiB)", "<size>", str(e))
-        shape = re.sub(r"GPU \d+", "GPU <n>", shape)
-        shape = re.sub(r"(Including non-PyTorch memory, this process|Process \d+) has <size> memory in use\. ", "",
-                       shape)
-        raise torch.OutOfMemoryError(shape) from None
+        raise _oom_shape(e) from None
+    return "allocated"
+
+
+@case("out of memory under set_per_process_memory_fraction")
+def _c_oom_fraction(dev):
+    mod = _mod(dev)
+    mod.set_per_process_memory_fraction(0.01, 0)
+    try:
+        torch.empty(_total(dev) // 50, dtype=torch.uint8, device=dev)
+    except torch.OutOfMemoryError as e:
+        raise _oom_shape(e) from None
+    finally:
+        mod.set_per_process_memory_fraction(1.0, 0)
     return "allocated"
 
 

@@ -196,3 +196,20 @@ def test_book_memory_chapter_numbers():
     del model, x, t
     gc.collect()
     torch.sim.empty_cache()
+
+
+def test_per_process_memory_fraction_like_cuda():
+    torch.sim.set_per_process_memory_fraction(0.05, 1)  # 4 GiB of the default 80 GiB
+    try:
+        assert torch.sim.get_per_process_memory_fraction(1) == pytest.approx(0.05)
+        with pytest.raises(torch.OutOfMemoryError) as e:
+            torch.empty(5 * GiB, dtype=torch.uint8, device="sim:1")
+        msg = str(e.value)
+        assert msg.startswith("SIM out of memory. Tried to allocate 5.00 GiB. GPU 1 has a total capacity of 80.00 GiB")
+        assert "memory in use. 4.00 GiB allowed; Of the allocated memory" in msg
+        x = torch.empty(3 * GiB, dtype=torch.uint8, device="sim:1")
+        del x
+    finally:
+        torch.sim.set_per_process_memory_fraction(1.0, 1)
+    with pytest.raises(ValueError, match="Allowed range: 0~1"):
+        torch.sim.set_per_process_memory_fraction(1.5)
