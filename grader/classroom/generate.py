@@ -1,0 +1,111 @@
+"""`devcourse classroom generate DIR`: a complete nbgrader course folder from course.toml and _toc.yml.
+
+    DIR/nbgrader_config.py                       the course's nbgrader configuration (edit it freely)
+    DIR/source/<assignment>/<assignment>.ipynb    one assignment (one notebook) per part of the book, or per
+                                                 chapter with per_chapter
+
+The points split (grader.classroom.blocks) comes from grading each shipped exercise once, here.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import yaml
+
+from grader import ROOT, course, runner
+from grader.classroom import blocks, notebook
+
+CONFIG = '''"""nbgrader configuration of the device-placement course, written by `devcourse classroom generate`.
+
+Edit freely; the instructors' guide (book/instructors.md) explains each setting."""
+
+import os
+
+from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests, ClearMarkScheme, ClearOutput,
+                                    ComputeChecksums, IncludeHeaderFooter, InstantiateTests, LockCells, SaveCells)
+
+from grader.classroom.release import ReleaseBrokenCode
+
+c = get_config()  # noqa: F821 - provided by nbgrader
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+c.CourseDirectory.course_id = {course_id!r}
+# A large course: a Postgres gradebook, e.g.
+# c.CourseDirectory.db_url = "postgresql://nbgrader:PASSWORD@db-host/device_course"
+
+# The released answer cells show the broken program (not nbgrader's "YOUR CODE HERE" stub): nbgrader's own
+# pipeline, with ClearSolutions replaced by its subclass ReleaseBrokenCode.
+c.GenerateAssignment.preprocessors = [
+    IncludeHeaderFooter, InstantiateTests, LockCells, ReleaseBrokenCode, ClearOutput, CheckCellMetadata,
+    ComputeChecksums, SaveCells, ClearHiddenTests, ClearMarkScheme, ComputeChecksums, CheckCellMetadata,
+]
+
+# A test cell grades on every device leg; the first one may start the warm grading processes, and an
+# endless loop in an answer takes the exercise's time limit per check. Give a cell room for that.
+c.Execute.timeout = {timeout}
+'''
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def parts(toc_file: Path = ROOT / "_toc.yml") -> list[tuple[str, list[str]]]:
+    """[(caption, [chapter...])] in book order."""
+    toc = yaml.safe_load(toc_file.read_text(encoding="utf-8"))
+    out = []
+    for part in toc.get("parts", []):
+        chapters = [Path(ch["file"]).name for ch in part.get("chapters", []) if "file" in ch]
+        out.append((part.get("caption", ""), chapters))
+    return out
+
+
+def assignments(per_chapter: bool = False, only: list[str] | None = None) -> list[tuple[str, str, list]]:
+    """[(assignment id, title, [(chapter, [Exercise...])...])] for the exercises chosen."""
+    chosen = [e for e in course.load() if not only or e.name in only]
+    if only:
+        unknown = set(only) - {e.name for e in chosen}
+        if unknown:
+            raise KeyError(f"no exercise named {', '.join(sorted(unknown))}")
+    by_chapter: dict[str, list] = {}
+    for e in chosen:
+        by_chapter.setdefault(e.chapter, []).append(e)
+    out = []
+    for number, (caption, chapters) in enumerate(parts(), start=1):
+        groups = [(ch, by_chapter.pop(ch)) for ch in chapters if ch in by_chapter]
+        if not groups:
+            continue
+        if per_chapter:
+            out += [(ch, f"{caption}: {ch.replace('-', ' ')}", [(ch, exs)]) for ch, exs in groups]
+        else:
+            out.append((f"part{number}-{slug(caption)}", caption, groups))
+    if by_chapter:
+        raise ValueError(f"chapters not in _toc.yml: {sorted(by_chapter)}")
+    return out
+
+
+def split_points(exercises) -> dict[str, list[blocks.Block]]:
+    """Grade each shipped exercise once and split its points into blocks."""
+    return {e.name: blocks.split(e, runner.grade(e, e.exercise_file).results) for e in exercises}
+
+
+def generate(folder: Path, per_chapter: bool = False, only: list[str] | None = None, course_id: str = "device-course",
+             timeout: int = 180, progress=None) -> list[Path]:
+    """Write the course folder; the notebooks written."""
+    folder = Path(folder)
+    plan = assignments(per_chapter, only)
+    exercises = [e for _, _, groups in plan for _, exs in groups for e in exs]
+    split = split_points(exercises)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "nbgrader_config.py").write_text(CONFIG.format(course_id=course_id, timeout=timeout), encoding="utf-8")
+    written = []
+    for assignment, title, groups in plan:
+        path = folder / "source" / assignment / f"{assignment}.ipynb"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(notebook.build(title, groups, split), path)
+        written.append(path)
+        if progress:
+            progress(path)
+    return written

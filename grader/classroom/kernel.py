@@ -1,0 +1,152 @@
+"""What runs inside a classroom notebook's kernel.
+
+* `%load_ext grader.classroom.kernel` (the notebook's first code cell) registers the cell magic `%%answer`.
+* An answer cell starts with `%%answer NAME`. Its code is NOT run in the notebook: the magic only says so.
+  The code is graded, like a file passed to `devcourse check`, in the grader's own processes (every device
+  leg, the simulated accelerator included, with the grader's time limits and integrity checks).
+* `self_check(NAME)` (a visible cell) grades the latest run of that answer cell and shows what
+  `devcourse check` shows.
+* `require(NAME, BLOCKS...)` (the test cells, nbgrader "autograder tests") fails unless every check of those
+  blocks passes (grader.classroom.blocks). With `fresh=True` (in the hidden part) it grades the answer again
+  instead of reusing the self-check's grade.
+
+The answer is read from the kernel's input history (the last executed cell starting with `%%answer NAME`),
+so it is found even if the first cell, which loads the magic, was deleted. Grading writes nothing to the
+cell's stderr: nbgrader scores a test cell 0 when anything appears there, so warnings and stray output of
+the grading machinery are captured; a failure is an exception, which still scores 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import os
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+from grader.classroom import blocks, report
+from grader.classroom.source import ANSWER_MAGIC
+
+_GRADES: dict[tuple, object] = {}  # (name, digest of the answer, fresh nonce) -> Grade
+_FOLDER: Path | None = None
+
+
+class NotAnswered(Exception):
+    """The answer cell of an exercise was not run, or lost its first line."""
+
+
+class NotYet(AssertionError):
+    """A block of checks does not pass; the message says which checks failed and why."""
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The %%answer magic
+# ---------------------------------------------------------------------------------------------------------
+def answer(line: str, cell: str) -> None:
+    name = line.strip()
+    print(f"Saved your answer to {name}. It is graded on every device in the grader's own processes, not run "
+          "here: run the check below.")
+
+
+def load_ipython_extension(ipython) -> None:
+    ipython.register_magic_function(answer, magic_kind="cell", magic_name="answer")
+
+
+def _history() -> list[str]:
+    try:
+        ip = get_ipython()  # type: ignore[name-defined]  # noqa: F821 - IPython's builtin
+    except NameError:
+        return []
+    return list(ip.history_manager.input_hist_raw)
+
+
+def answer_source(name: str, history: list[str] | None = None) -> str:
+    """The code of the last executed `%%answer NAME` cell (its first line replaced by a comment, so that
+    line numbers in messages are the cell's)."""
+    for cell in reversed(_history() if history is None else history):
+        first, _, body = cell.partition("\n")
+        if first.split() == [ANSWER_MAGIC, name]:
+            return f"# the answer cell of {name}\n{body}\n"
+    raise NotAnswered(f"no answer to {name} was run: run its answer cell (the one starting with "
+                      f"`{ANSWER_MAGIC} {name}`; keep that first line) before checking it.")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Grading
+# ---------------------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def quiet():
+    """Nothing reaches this cell's stderr inside: warnings are ignored, Python's and the file descriptor's
+    stderr go to a scratch file."""
+    sink = io.StringIO()
+    saved = None
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+        saved = os.dup(2)
+        scratch = tempfile.TemporaryFile()
+        os.dup2(scratch.fileno(), 2)
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stderr(sink):
+            warnings.simplefilter("ignore")
+            yield sink
+    finally:
+        if saved is not None:
+            os.dup2(saved, 2)
+            os.close(saved)
+            scratch.close()
+
+
+def _folder() -> Path:
+    global _FOLDER
+    if _FOLDER is None:
+        _FOLDER = Path(tempfile.mkdtemp(prefix="devcourse-answers-"))
+    return _FOLDER
+
+
+def grade(name: str, fresh: bool = False, history: list[str] | None = None):
+    """The Grade of the current answer to `name` (cached per answer text; `fresh` grades it once more)."""
+    from grader import course, runner
+
+    exercise = course.get(name)
+    code = answer_source(name, history)
+    key = (name, hashlib.sha256(code.encode()).hexdigest(), fresh)
+    if key not in _GRADES:
+        file = _folder() / f"{name}.py"
+        file.write_text(code, encoding="utf-8")
+        with quiet():
+            _GRADES[key] = runner.grade(exercise, file)
+    return _GRADES[key]
+
+
+def self_check(name: str) -> None:
+    """Grade the answer to `name` and show the result as `devcourse check` does."""
+    try:
+        g = grade(name)
+    except NotAnswered as exc:
+        print(exc)
+        return
+    report.show(g)
+
+
+def require(name: str, *required: str, fresh: bool = False) -> None:
+    """Raise NotYet unless every check of the blocks `required` passes for the answer to `name`."""
+    __tracebackhide__ = True  # IPython shows the message, not this function
+    from grader import course
+
+    try:
+        g = grade(name, fresh=fresh)
+    except NotAnswered as exc:
+        raise NotYet(str(exc)) from None
+    failed = blocks.failures_of(course.get(name), g.results, required)
+    if failed:
+        lines, seen = [], set()
+        for r in failed:
+            if r.message not in seen:
+                seen.add(r.message)
+                lines.append(f"  {r.check.removeprefix('test_').replace('_', ' ')} on {r.leg}: {r.message}")
+        what = "; ".join(blocks.TITLES[b].split(" (")[0] for b in required)
+        raise NotYet(f"{name} does not pass yet ({what}):\n" + "\n".join(lines))
+    print(f"{name}: " + ", ".join(blocks.TITLES[b].split(" (")[0] for b in required) + " ✓")
