@@ -1,125 +1,322 @@
-"""`devcourse`: the learner's command-line tool.
+"""`devcourse`: the learner's command-line tool (rustlings-style).
 
-    devcourse list                 the exercises, in course order
-    devcourse check NAME [FILE]    grade your fix on every device leg (FILE: a .py or .ipynb of your own)
-    devcourse hint NAME [N]        the N-th hint (they get more explicit)
-    devcourse stop                 end the warm grading processes (they also end after 15 idle minutes)
+    devcourse list                    every exercise in course order, its status, your progress, the next one
+    devcourse check [NAME] [FILE]     grade an exercise (default: the current one) on every device leg
+    devcourse check --all             grade every exercise; a table of exercises x devices
+    devcourse watch                   re-check the current exercise whenever you save it (h hint, q quit ...)
+    devcourse hint [NAME] [N]         the next hint (or hint N); they get more explicit
+    devcourse start NAME / skip NAME  jump to an exercise / leave one for later
+    devcourse reset NAME              restore the shipped (broken) file
+    devcourse solution NAME           the reference fix, once yours passes (or with --give-up)
+    devcourse stop                    end the warm grading processes (they also end after 15 idle minutes)
+
+Where files and progress live: grader.workspace. How results look: grader.report. `--json` on list and check
+prints machine-readable results instead. Exit status: 0 when everything asked for passed, 1 when a check
+failed, 2 for a usage error (unknown exercise, missing file...).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import sys
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+from rich.syntax import Syntax
+from rich.text import Text
 
-from grader import course, daemon, legs, runner
+from grader import course, daemon, legs, report, runner, workspace
+from grader.classroom import cli as classroom_cli
+from grader.progress import DONE, Progress
 
 console = Console(highlight=False, soft_wrap=True)  # long messages: let the terminal wrap them
 
 
-def cmd_list(args) -> int:
-    table = Table(title="Exercises", title_justify="left")
-    for col in ("#", "name", "chapter", "title", "points"):
-        table.add_column(col)
-    for ex in course.load():
-        table.add_row(str(ex.number), ex.name, ex.chapter, ex.title, str(ex.points))
-    console.print(table)
-    console.print("Check one with [bold]devcourse check NAME[/bold]; stuck? [bold]devcourse hint NAME[/bold].")
-    return 0
+class UsageError(Exception):
+    """Something the learner typed cannot be done; the message says why (exit status 2)."""
 
 
-def _exercise(name: str) -> course.Exercise:
+def _say(text: str, style: str = "") -> None:
+    console.print(Text(text, style=style))
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+def exercise(name: str | None, prog: Progress | None = None) -> course.Exercise:
+    """The exercise NAME (also accepted: its file's path), or the current one when NAME is None."""
+    if name is None:
+        nxt = (prog or Progress.load()).next_exercise()
+        if nxt is None:
+            raise UsageError("every exercise is done or skipped: name one (devcourse list shows them all).")
+        return nxt
+    if name.endswith(".py"):
+        for ex in course.load():
+            if Path(name).resolve() == workspace.exercise_file(ex).resolve() or name.endswith(ex.path):
+                return ex
     try:
         return course.get(name)
     except KeyError as exc:
-        console.print(f"[red]{exc.args[0]}[/red]")
-        raise SystemExit(2) from None
+        raise UsageError(exc.args[0]) from None
+
+
+def missing_file_message(ex: course.Exercise, file: Path) -> str:
+    text = f"{workspace.shown(file)} does not exist."
+    if file == workspace.exercise_file(ex):
+        text += f" `devcourse reset {ex.name}` restores the exercise as shipped."
+    return text
+
+
+def grade(ex: course.Exercise, file: Path, device: str | None = None, timeout: float | None = None) -> runner.Grade:
+    if timeout:
+        ex = dataclasses.replace(ex, timeout=timeout)
+    try:
+        return runner.grade(ex, file, device=device)
+    except (legs.LegError, daemon.DaemonError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def confirm(question: str) -> bool:
+    try:
+        answer = console.input(Text(f"{question} [y/N] ", style="bold"))
+    except EOFError:
+        answer = ""
+    return answer.strip().lower() in ("y", "yes")
+
+
+def after_pass(prog: Progress, ex: course.Exercise) -> None:
+    """Point the learner at what comes next."""
+    nxt = prog.next_exercise()
+    if nxt is None:
+        _say("That was the last one: every exercise is done or skipped.", "bold green")
+    elif nxt.name != ex.name:
+        prog.data["current"] = nxt.name
+        prog.save()
+        console.print(Text.assemble("Next: ", (nxt.name, "bold"), f" ({nxt.title}) in ",
+                                    (workspace.shown(workspace.exercise_file(nxt)), "cyan"),
+                                    ": devcourse check ", (nxt.name, "bold"), " (or devcourse watch)."))
+
+
+# ---------------------------------------------------------------------------------------------- commands
+def cmd_list(args) -> int:
+    prog = Progress.load()
+    nxt = prog.next_exercise()
+    if args.json:
+        done, total, earned, points = prog.totals()
+        print(json.dumps({
+            "done": done, "total": total, "points": earned, "total_points": points,
+            "next": nxt.name if nxt else None,
+            "exercises": [{"number": e.number, "name": e.name, "chapter": e.chapter, "title": e.title,
+                           "points": e.points, "status": prog.status(e.name), "gave_up": prog.gave_up(e.name),
+                           "file": workspace.shown(workspace.exercise_file(e))} for e in course.load()],
+        }, indent=1))
+        return 0
+    report.print_list(console, prog, nxt)
+    return 0
 
 
 def cmd_check(args) -> int:
-    ex = _exercise(args.name)
-    file = Path(args.file) if args.file else (ex.solution_file if args.solution else ex.exercise_file)
+    if args.all:
+        return check_all(args)
+    prog = Progress.load()
+    ex = exercise(args.name, prog)
+    own = not args.file and not args.solution
+    file = Path(args.file) if args.file else (ex.solution_file if args.solution else workspace.exercise_file(ex))
     if not file.is_file():
-        console.print(f"[red]{file} does not exist.[/red]")
-        return 2
-    try:
-        shown = file.resolve().relative_to(Path.cwd())
-    except ValueError:
-        shown = file
-    console.print(f"Checking [bold]{ex.name}[/bold] ({shown}) ...")
-    try:
-        grade = runner.grade(ex, file, device=args.device)
-    except (legs.LegError, daemon.DaemonError) as exc:
-        console.print(f"[red]{exc}[/red]")
-        return 2
-    table = Table(show_header=True, header_style="bold")
-    table.add_column("check")
-    table.add_column("device")
-    table.add_column("result")
-    for r in grade.results:
-        style = {"passed": "green", "failed": "red"}.get(r.outcome, "yellow")
-        table.add_row(r.check.removeprefix("test_").replace("_", " "), r.leg, f"[{style}]{r.outcome}[/{style}]")
-    console.print(table)
-    shown_messages = set()
-    for r in grade.failures:
-        if r.message not in shown_messages:
-            shown_messages.add(r.message)
-            console.print(f"[red]✗[/red] on {r.leg}: {escape(r.message)}")
-    skipped = {r.message for r in grade.results if r.outcome == "skipped" and r.message}
-    for reason in skipped:
-        console.print(f"[yellow]skipped:[/yellow] {escape(reason)}")
-    if grade.passed:
-        console.print(f"[green]✓ {ex.name} passes on {', '.join(grade.legs())}.[/green] {ex.points} point(s).")
-        return 0
-    console.print(f"Not yet. Stuck? [bold]devcourse hint {ex.name}[/bold]")
-    return 1
+        raise UsageError(missing_file_message(ex, file))
+    shown = workspace.shown(file)
+    if not args.json:
+        _say(f"Checking {ex.name} ({shown}) ...", "dim")
+    g = grade(ex, file, args.device, args.timeout)
+    if not args.solution:
+        prog.record_check(ex, g.passed, complete=args.device is None)
+    if args.json:
+        print(json.dumps(report.grade_json(g, shown), indent=1))
+    else:
+        report.print_grade(console, g, shown, hint_command=f"devcourse hint {ex.name}")
+        if g.passed and own and args.device is None:
+            after_pass(prog, ex)
+    return 0 if g.passed else 1
+
+
+def check_all(args) -> int:
+    if args.name or args.file or args.solution:
+        raise UsageError("check --all grades every exercise file: give no NAME, FILE or --solution with it.")
+    prog = Progress.load()
+    grades = []
+    for ex in course.load():
+        file = workspace.exercise_file(ex)
+        if not file.is_file():
+            raise UsageError(missing_file_message(ex, file))
+        if not args.json:
+            _say(f"checking {ex.number}/{len(course.load())} {ex.name} ...", "dim")
+        g = grade(ex, file, args.device, args.timeout)
+        prog.record_check(ex, g.passed, complete=args.device is None)
+        grades.append(g)
+    passed = all(g.passed for g in grades)
+    if args.json:
+        print(json.dumps({"passed": passed, "exercises": [report.grade_json(g) for g in grades]}, indent=1))
+        return 0 if passed else 1
+    console.print(report.summary_table(console, grades))
+    n = sum(g.passed for g in grades)
+    style = "bold green" if passed else "bold red"
+    _say(f"{n} of {len(grades)} exercises pass.", style)
+    if not passed:
+        first = next(g for g in grades if not g.passed)
+        _say(f"See why with: devcourse check NAME (the first failing one: devcourse check {first.exercise.name}).")
+    return 0 if passed else 1
+
+
+def cmd_watch(args) -> int:
+    from grader import watch
+
+    return watch.run(args.name, manual=args.manual, device=args.device, timeout=args.timeout, console=console)
 
 
 def cmd_hint(args) -> int:
-    ex = _exercise(args.name)
-    n = args.n
+    prog = Progress.load()
+    ex = exercise(args.name, prog)
+    n = args.n if args.n is not None else min(prog.hints_seen(ex.name) + 1, len(ex.hints))
     if not 1 <= n <= len(ex.hints):
-        console.print(f"[red]{ex.name} has hints 1 to {len(ex.hints)}.[/red]")
-        return 2
-    console.print(f"[bold]Hint {n} of {len(ex.hints)}[/bold] for {ex.name}: {ex.hints[n - 1]}")
+        raise UsageError(f"{ex.name} has hints 1 to {len(ex.hints)}.")
+    prog.saw_hint(ex, n)
+    console.print(hint_text(ex, n))
+    return 0
+
+
+def hint_text(ex: course.Exercise, n: int) -> Text:
+    text = Text.assemble((f"Hint {n} of {len(ex.hints)}", "bold"), f" for {ex.name}: {ex.hints[n - 1]}")
     if n < len(ex.hints):
-        console.print(f"More: devcourse hint {ex.name} {n + 1}")
+        text.append(f"\nMore: devcourse hint {ex.name} (next: hint {n + 1})", style="dim")
+    return text
+
+
+def cmd_reset(args) -> int:
+    ex = exercise(args.name)
+    file = workspace.exercise_file(ex)
+    try:
+        shipped = workspace.shipped_source(ex)
+    except LookupError as exc:
+        raise UsageError(str(exc)) from None
+    if file.is_file() and file.read_text(encoding="utf-8") == shipped:
+        _say(f"{workspace.shown(file)} is already as shipped; nothing to do.")
+        return 0
+    if file.is_file() and not args.yes and not confirm(
+            f"Restore {workspace.shown(file)} as shipped? Your changes to it will be lost."):
+        _say("Nothing changed.")
+        return 1
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(shipped, encoding="utf-8")
+    _say(f"Restored {workspace.shown(file)} as shipped (with its bug).", "green")
+    return 0
+
+
+def cmd_solution(args) -> int:
+    prog = Progress.load()
+    ex = exercise(args.name, prog)
+    if not prog.ever_passed(ex.name) and not args.give_up:
+        raise UsageError(f"the solution of {ex.name} is shown once your fix passes (devcourse check {ex.name}). "
+                         f"Try the hints first (devcourse hint {ex.name}); to see it anyway: "
+                         f"devcourse solution {ex.name} --give-up (recorded in your progress).")
+    if args.give_up:
+        prog.give_up(ex)
+    source = ex.solution_file.read_text(encoding="utf-8")
+    _say(f"Reference fix of {ex.name} ({ex.path}):", "bold")
+    if report.fancy(console):
+        console.print(Syntax(source, "python", line_numbers=True, word_wrap=True))
+    else:
+        console.print(Text(source), soft_wrap=True)
+    return 0
+
+
+def cmd_start(args) -> int:
+    prog = Progress.load()
+    ex = exercise(args.name)
+    prog.start(ex)
+    console.print(Text.assemble("Current exercise: ", (ex.name, "bold"), f" ({ex.title}). Edit ",
+                                (workspace.shown(workspace.exercise_file(ex)), "cyan"), ", then run ",
+                                ("devcourse check", "bold"), " or ", ("devcourse watch", "bold"), "."))
+    return 0
+
+
+def cmd_skip(args) -> int:
+    prog = Progress.load()
+    ex = exercise(args.name, prog)
+    prog.skip(ex)
+    nxt = prog.next_exercise()
+    _say(f"Skipped {ex.name}; `devcourse start {ex.name}` comes back to it."
+         + (f" Next: {nxt.name}." if nxt else ""))
     return 0
 
 
 def cmd_stop(args) -> int:
     if daemon.stop():
-        console.print("Stopped the grading processes of this course folder.")
+        _say("Stopped the grading processes of this course folder.")
     else:
-        console.print("No grading processes were running for this course folder.")
+        _say("No grading processes were running for this course folder.")
     return 0
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="devcourse", description="Exercises in PyTorch device placement.")
+    p = argparse.ArgumentParser(prog="devcourse", description="Exercises in PyTorch device placement.",
+                                epilog="Start with: devcourse list, then devcourse watch (or devcourse check).")
     sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="list the exercises").set_defaults(func=cmd_list)
-    c = sub.add_parser("check", help="grade an exercise on every device leg")
-    c.add_argument("name")
+    ls = sub.add_parser("list", help="the exercises, your progress and the next one")
+    ls.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    ls.set_defaults(func=cmd_list)
+
+    c = sub.add_parser("check", help="grade an exercise on every device leg (default: the current one)")
+    c.add_argument("name", nargs="?", help="the exercise (default: the current one: devcourse list shows it)")
     c.add_argument("file", nargs="?", help="grade this file instead of exercises/<path> (.py or .ipynb)")
+    c.add_argument("--all", action="store_true", help="grade every exercise")
     c.add_argument("--solution", action="store_true", help="grade the reference solution")
     c.add_argument("--device", help="one process's legs: real, cpu, cuda, cuda:N, mps, or sim")
+    c.add_argument("--timeout", type=float, help="seconds allowed per check (default: the exercise's)")
+    c.add_argument("--json", action="store_true", help="print machine-readable JSON")
     c.set_defaults(func=cmd_check)
-    h = sub.add_parser("hint", help="show a hint")
-    h.add_argument("name")
-    h.add_argument("n", nargs="?", type=int, default=1)
+
+    w = sub.add_parser("watch", help="re-check the current exercise each time you save it")
+    w.add_argument("name", nargs="?", help="start at this exercise (default: the current one)")
+    w.add_argument("--manual", action="store_true", help="do not watch the file: press r to re-check")
+    w.add_argument("--device", help="one process's legs only (as for check)")
+    w.add_argument("--timeout", type=float, help="seconds allowed per check (default: the exercise's)")
+    w.set_defaults(func=cmd_watch)
+
+    h = sub.add_parser("hint", help="the next hint (or hint N)")
+    h.add_argument("name", nargs="?")
+    h.add_argument("n", nargs="?", type=int)
     h.set_defaults(func=cmd_hint)
+
+    r = sub.add_parser("reset", help="restore the shipped (broken) exercise file")
+    r.add_argument("name")
+    r.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    r.set_defaults(func=cmd_reset)
+
+    s = sub.add_parser("solution", help="show the reference fix (once your fix passes)")
+    s.add_argument("name", nargs="?")
+    s.add_argument("--give-up", action="store_true", help="show it now; your progress records that you gave up")
+    s.set_defaults(func=cmd_solution)
+
+    st = sub.add_parser("start", help="make NAME the current exercise")
+    st.add_argument("name")
+    st.set_defaults(func=cmd_start)
+    sk = sub.add_parser("skip", help="leave an exercise for later (default: the current one)")
+    sk.add_argument("name", nargs="?")
+    sk.set_defaults(func=cmd_skip)
     sub.add_parser("stop", help="end the warm grading processes").set_defaults(func=cmd_stop)
+    classroom_cli.add_parser(sub)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except UsageError as exc:
+        console.print(Text(str(exc), style="red"))
+        return 2
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import pytest
 from grader import integrity, limits
 from grader import legs as legs_mod
 from grader.expect import GradeFailure
-from grader.submission import Submission, SubmissionError, describe_exception
+from grader.submission import Submission, SubmissionError, describe_exception, learner_trace
 
 
 def pytest_addoption(parser):
@@ -170,6 +170,9 @@ def pytest_runtest_makereport(item, call):
         message = _learner_message(item, call.excinfo)
         report.longrepr = message  # no grader traceback: the learner sees what went wrong and why
         report.user_properties.append(("learner_message", message))
+        trace = learner_trace(call.excinfo.value, str(Path(item.config.getoption("submission")).resolve()))
+        if trace:  # the learner's own frames, for the front ends to show under the message
+            report.user_properties.append(("learner_trace", trace))
 
 
 class ChannelReporter:
@@ -193,6 +196,7 @@ class ChannelReporter:
             "leg": leg,
             "outcome": report.outcome,
             "message": dict(report.user_properties).get("learner_message") or skip_reason.removeprefix("Skipped: "),
+            "trace": dict(report.user_properties).get("learner_trace") or [],
             "seconds": round(report.duration, 3),
         })
 

@@ -20,6 +20,9 @@ class CheckResult:
     leg: str
     outcome: str  # passed, failed, skipped
     message: str = ""
+    # The learner's own frames behind a failure, outermost first: (line, function, source line); a line of
+    # None marks frames left out. Shown under the message by the front ends (grader.report).
+    trace: tuple[tuple[int | None, str, str], ...] = ()
 
 
 @dataclass
@@ -75,5 +78,6 @@ def grade(exercise: Exercise, submission: Path, device: str | None = None) -> Gr
             answer = {"results": [{"check": "(grader process)", "leg": job["spec"], "outcome": "failed",
                                    "message": f"the grader could not run: {answer['error']}"}]}
         for r in answer["results"]:
-            result.results.append(CheckResult(r["check"], r["leg"] or "-", r["outcome"], r["message"] or ""))
+            trace = tuple(tuple(f) for f in r.get("trace") or () if isinstance(f, list) and len(f) == 3)
+            result.results.append(CheckResult(r["check"], r["leg"] or "-", r["outcome"], r["message"] or "", trace))
     return result

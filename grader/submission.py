@@ -40,6 +40,29 @@ def _where(exc: BaseException, filename: str) -> str:
     return f" (line {f.lineno}, in {f.name}: `{(f.line or '').strip()}`)"
 
 
+#: Frames of the learner's file kept in a trace: the outermost and the innermost ones, the middle elided.
+TRACE_HEAD, TRACE_TAIL = 2, 4
+
+
+def learner_trace(exc: BaseException | None, filename: str) -> list[tuple[int, str, str]]:
+    """(line, function, source line) of each frame of the learner's file where `exc` went through, outermost
+    first. A grader's failure that wraps the learner's exception (raised `from None` in `expect.running`, or a
+    SubmissionError) still carries it as its context: the chain is followed to the first exception with such
+    frames. A long run of frames (deep recursion) keeps its ends and a `(None, "...", "N more")` marker."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        frames = [(f.lineno, f.name, (f.line or "").strip())
+                  for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
+        if frames:
+            if len(frames) > TRACE_HEAD + TRACE_TAIL + 1:
+                hidden = len(frames) - TRACE_HEAD - TRACE_TAIL
+                frames = frames[:TRACE_HEAD] + [(None, "...", f"{hidden} more")] + frames[-TRACE_TAIL:]
+            return frames
+        exc = exc.__cause__ or exc.__context__
+    return []
+
+
 def describe_exception(exc: BaseException, filename: str) -> str:
     """One line: the exception and where in the learner's file it came from."""
     return f"{type(exc).__name__}: {exc}{_where(exc, filename)}"

@@ -8,6 +8,8 @@ from grader import course, simulated
 # The tests grade through warm workers of their own, ended when the session ends.
 _DAEMON_DIR = tempfile.mkdtemp(prefix="devcourse-tests-")
 os.environ.setdefault("DEVCOURSE_DAEMON_DIR", _DAEMON_DIR)
+# ... and keep the learner's progress (devcourse list, check, hint) in a folder of their own, not the repository's.
+os.environ.setdefault("DEVCOURSE_STATE_DIR", tempfile.mkdtemp(prefix="devcourse-tests-state-"))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,0 +1,303 @@
+"""How a Grade and the learner's progress look: a rich table in a terminal, plain ASCII text when the output
+is piped (rich's Console knows which: no colour codes, no box-drawing characters then), JSON for editors and
+scripts, HTML for notebooks. The CLI (grader.cli), watch mode (grader.watch) and the notebook magics
+(grader.magics) all print through here, so they show the same table and the same messages."""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass, field
+
+from rich import box
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from grader import course, workspace
+from grader.runner import CheckResult, Grade
+
+PROCESS_CHECK = "(grader process)"
+
+
+def fancy(console: Console) -> bool:
+    """Colours, Unicode symbols and box lines only in a terminal (or a notebook's HTML)."""
+    return console.is_terminal or console.record
+
+
+def _sym(console: Console, fancy_sym: str, plain: str) -> str:
+    return fancy_sym if fancy(console) else plain
+
+
+def _box(console: Console):
+    return box.ROUNDED if fancy(console) else box.ASCII
+
+
+# ------------------------------------------------------------------------------------------------ the grade
+def _leg_order(leg: str) -> tuple:
+    kind, _, index = leg.partition(":")
+    rank = {"cpu": 0, "cuda": 1, "mps": 2, "xpu": 3, "sim": 4}.get(kind, 9)
+    if "+" in leg or leg == "pair":
+        rank = 8
+    return (rank, int(index) if index.isdigit() else 0, leg)
+
+
+def check_title(check: str) -> str:
+    return check.removeprefix("test_").replace("_", " ")
+
+
+def columns(grade: Grade) -> list[str]:
+    """One column per leg that has a result; the placeholder leg of a pair check that could not run ('pair')
+    only when no pair ran; a grader-process failure goes under the legs of its process."""
+    legs = {r.leg for r in grade.results if r.check != PROCESS_CHECK}
+    if any("+" in leg for leg in legs):
+        legs.discard("pair")
+    if not legs:
+        legs = {r.leg for r in grade.results}
+    return sorted(legs, key=_leg_order)
+
+
+def _process_columns(spec: str, cols: list[str]) -> list[str]:
+    sim = [c for c in cols if c.startswith("sim")]
+    if spec in cols:
+        return [spec]
+    return sim if spec.startswith("sim") else [c for c in cols if not c.startswith("sim")] or cols
+
+
+@dataclass
+class Failure:
+    """One distinct failure: the message (as the first check gave it), where the learner's code was, and the
+    checks and legs that failed with it."""
+    message: str
+    trace: tuple
+    checks: list[str] = field(default_factory=list)
+    legs: list[str] = field(default_factory=list)
+
+
+def _key(r: CheckResult) -> str:
+    """Failures that differ only by the leg they name, or by what the grader called (when the same line of
+    the learner's code raised the same error), are one failure."""
+    text = r.message
+    for leg in sorted({r.leg, *r.leg.split("+")}, key=len, reverse=True):
+        if leg and leg != "-":
+            text = text.replace(leg, "{leg}")
+    text = re.sub(r"\b(sim|cuda):\d\b", "{leg}", text)
+    if r.trace and " raised " in text:
+        text = text.split(" raised ", 1)[1]
+    return f"{r.trace}\n{text}"
+
+
+def failures(grade: Grade) -> list[Failure]:
+    groups: dict[str, Failure] = {}
+    for r in grade.failures:
+        f = groups.setdefault(_key(r), Failure(r.message, r.trace))
+        if r.check not in f.checks:
+            f.checks.append(r.check)
+        if r.leg not in f.legs:
+            f.legs.append(r.leg)
+    return list(groups.values())
+
+
+def _cells(grade: Grade) -> tuple[list[str], dict[str, dict[str, CheckResult]]]:
+    """The table's columns, and for each check the result shown under each column."""
+    cols = columns(grade)
+    cells: dict[str, dict[str, CheckResult]] = {}
+    for r in grade.results:
+        row = cells.setdefault(r.check, {})
+        targets = _process_columns(r.leg, cols) if r.check == PROCESS_CHECK else [r.leg]
+        for leg in targets:
+            if leg in cols and not (leg in row and row[leg].outcome == "failed"):
+                row[leg] = r
+    return cols, cells
+
+
+def skip_reasons(grade: Grade) -> list[str]:
+    """Why the skipped cells of the table did not run, each reason once."""
+    _, cells = _cells(grade)
+    return list(dict.fromkeys(r.message or "skipped" for row in cells.values() for r in row.values()
+                              if r.outcome == "skipped"))
+
+
+def machine_note(grade: Grade) -> str | None:
+    ran = grade.legs()
+    if any(leg.startswith("sim") for leg in ran) and not any(leg.startswith(("cuda", "mps")) for leg in ran):
+        return ("no GPU on this machine: there is no cuda or mps column; the simulated accelerator (sim:0, sim:1) "
+                "checks the same placement rules.")
+    return None
+
+
+def grade_table(console: Console, grade: Grade) -> Table:
+    cols, cells = _cells(grade)
+    reasons = skip_reasons(grade)
+    table = Table(box=_box(console), show_header=True, header_style="bold", pad_edge=True)
+    table.add_column("check")
+    for c in cols:
+        table.add_column(c, justify="center")
+    for check, row in cells.items():
+        shown = []
+        for c in cols:
+            r = row.get(c)
+            if r is None:
+                shown.append(Text(""))
+            elif r.outcome == "passed":
+                shown.append(Text(_sym(console, "✓", "ok"), style="green"))
+            elif r.outcome == "failed":
+                shown.append(Text(_sym(console, "✗", "FAIL"), style="bold red"))
+            else:
+                n = reasons.index(r.message or "skipped") + 1
+                shown.append(Text(f"{_sym(console, '–', '-')}[{n}]", style="yellow"))
+        table.add_row(Text(check_title(check)), *shown)
+    return table
+
+
+def _trace_lines(failure: Failure, file_shown: str) -> list[str]:
+    if not failure.trace:
+        return []
+    if len(failure.trace) == 1 and f"line {failure.trace[0][0]}," in failure.message:
+        return []  # the message's own "(line N, in f: ...)" says it all
+    lines = [f"Traceback in {file_shown} (most recent call last):"]
+    for line, func, code in failure.trace:
+        if line is None:
+            lines.append(f"  ... {code} frames of the same kind")
+        else:
+            lines.append(f"  line {line}, in {func}")
+            if code:
+                lines.append(f"    {code}")
+    return lines
+
+
+def failure_block(console: Console, failure: Failure, file_shown: str) -> Group:
+    where = ", ".join(sorted(failure.legs, key=_leg_order))
+    checks = ", ".join(check_title(c) for c in failure.checks)
+    head = Text.assemble((f"{_sym(console, '✗', 'FAILED')} ", "bold red"), (f"on {where}", "bold"),
+                         (f" ({checks})", "dim"))
+    first, _, rest = failure.message.partition("\n")
+    body = Text("  " + first, style="red")
+    if rest:
+        body.append("\n" + "\n".join("  " + ln for ln in rest.splitlines()))
+    parts = [head, body]
+    trace = _trace_lines(failure, file_shown)
+    if trace:
+        parts.append(Text("\n".join("  " + ln for ln in trace), style="cyan"))
+    return Group(*parts)
+
+
+def verdict(console: Console, grade: Grade) -> Text:
+    ex = grade.exercise
+    if grade.passed:
+        return Text.assemble((f"{_sym(console, '✓', 'PASSED:')} {ex.name} passes on {', '.join(grade.legs())}.",
+                              "bold green"), f" {ex.points} point{'s' if ex.points != 1 else ''}.")
+    if not grade.ran:
+        return Text(f"{ex.name}: no check could run on this machine.", style="yellow")
+    n = len(grade.failures)
+    return Text(f"{_sym(console, '✗', 'FAILED:')} {ex.name} does not pass yet: {n} of {len(grade.ran)} checks "
+                "failed.", style="bold red")
+
+
+def print_grade(console: Console, grade: Grade, file_shown: str | None = None, hint_command: str | None = None):
+    """The whole report of one check: the table, what the skips mean, each distinct failure once, the verdict."""
+    file_shown = file_shown or workspace.shown(grade.submission)
+    console.print(grade_table(console, grade))
+    for n, reason in enumerate(skip_reasons(grade), start=1):
+        console.print(Text(f"[{n}] not run: {reason}", style="yellow"))
+    note = machine_note(grade)
+    if note:
+        console.print(Text(f"Note: {note}", style="dim"))
+    for f in failures(grade):
+        console.print()
+        console.print(failure_block(console, f, file_shown))
+    console.print()
+    console.print(verdict(console, grade))
+    if not grade.passed and hint_command:
+        console.print(Text(f"Stuck? {hint_command}", style="dim"))
+
+
+def grade_json(grade: Grade, file_shown: str | None = None) -> dict:
+    return {
+        "exercise": grade.exercise.name,
+        "file": file_shown or workspace.shown(grade.submission),
+        "passed": grade.passed,
+        "points": grade.exercise.points if grade.passed else 0,
+        "legs": grade.legs(),
+        "results": [{"check": r.check, "leg": r.leg, "outcome": r.outcome, "message": r.message,
+                     "trace": [{"line": ln, "function": fn, "code": code} for ln, fn, code in r.trace]}
+                    for r in grade.results],
+        "failures": [{"message": f.message, "checks": f.checks, "legs": f.legs,
+                      "trace": [{"line": ln, "function": fn, "code": code} for ln, fn, code in f.trace]}
+                     for f in failures(grade)],
+    }
+
+
+def render_text(render, width: int = 100) -> str:
+    """What `render(console)` prints, as plain text (no colours, ASCII tables)."""
+    console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None, highlight=False,
+                      soft_wrap=False)
+    render(console)
+    return console.file.getvalue()
+
+
+def render_html(render, width: int = 110) -> str:
+    """What `render(console)` prints, as HTML with inline styles (the terminal's look, in a notebook)."""
+    console = Console(file=io.StringIO(), record=True, width=width, force_terminal=True, color_system="truecolor",
+                      highlight=False, soft_wrap=False)
+    render(console)
+    return console.export_html(inline_styles=True, code_format=(
+        '<pre style="font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 0.85em; '
+        'line-height: 1.35; white-space: pre-wrap">{code}</pre>'))
+
+
+# ------------------------------------------------------------------------------------------------ progress
+def progress_bar(console: Console, done: int, total: int, width: int = 30) -> Text:
+    filled = round(width * done / total) if total else width
+    if fancy(console):
+        return Text.assemble(("━" * filled, "green"), ("━" * (width - filled), "grey30"))
+    return Text("[" + "#" * filled + "-" * (width - filled) + "]")
+
+
+STATUS_STYLE = {"done": "green", "failing": "red", "skipped": "yellow", "not started": "dim"}
+
+
+def print_list(console: Console, prog, nxt: course.Exercise | None) -> None:
+    table = Table(box=_box(console), header_style="bold")
+    for col in ("#", "exercise", "chapter", "points", "status"):
+        table.add_column(col, justify="right" if col in ("#", "points") else "left")
+    for ex in course.load():
+        status = prog.status(ex.name)
+        label = status + (" (gave up)" if prog.gave_up(ex.name) else "")
+        marker = _sym(console, "▶ ", "> ") if nxt is not None and ex.name == nxt.name else ""
+        table.add_row(str(ex.number), Text(marker + ex.name, style="bold" if marker else ""), ex.chapter,
+                      str(ex.points), Text(label, style=STATUS_STYLE.get(status, "")))
+    console.print(table)
+    done, total, earned, points = prog.totals()
+    console.print(Text.assemble(progress_bar(console, done, total), f" {done} of {total} exercises done, "
+                                f"{earned} of {points} points"))
+    if nxt is None:
+        console.print(Text("Every exercise is done or skipped. Well done!", style="bold green"))
+    else:
+        console.print(Text.assemble("Next: ", (nxt.name, "bold"), f" ({nxt.title}): edit ",
+                                    (workspace.shown(workspace.exercise_file(nxt)), "cyan"), ", then run ",
+                                    (f"devcourse check {nxt.name}", "bold"), " (or devcourse watch)."))
+
+
+def summary_table(console: Console, grades: list[Grade]) -> Table:
+    """check --all: one row per exercise, one column per leg."""
+    cols = sorted({leg for g in grades for leg in columns(g) if "+" not in leg and leg != "pair"}, key=_leg_order)
+    table = Table(box=_box(console), header_style="bold")
+    table.add_column("#", justify="right")
+    table.add_column("exercise")
+    for c in cols:
+        table.add_column(c, justify="center")
+    table.add_column("result")
+    for g in grades:
+        row = []
+        for c in cols:
+            on = [r for r in g.results if r.leg == c or (r.check == PROCESS_CHECK and c in _process_columns(r.leg, cols))]
+            if any(r.outcome == "failed" for r in on):
+                row.append(Text(_sym(console, "✗", "FAIL"), style="bold red"))
+            elif any(r.outcome == "passed" for r in on):
+                row.append(Text(_sym(console, "✓", "ok"), style="green"))
+            else:
+                row.append(Text(_sym(console, "–", "-"), style="yellow"))
+        result = Text("passed", style="green") if g.passed else Text(f"{len(g.failures)} failed", style="red")
+        table.add_row(str(g.exercise.number), g.exercise.name, *row, result)
+    return table

@@ -1,0 +1,210 @@
+"""`devcourse watch`: re-check the current exercise each time its file is saved, as rustlings' watch mode.
+
+Keys (no Enter needed in a terminal): h the next hint, r re-check now, n the next exercise (once this one
+passes), s skip this one, l the list, q quit. The file is watched with watchfiles (the whole exercises/
+folder, so a deleted file that comes back is seen too); with --manual, or where watching files does not work
+(some network or container file systems), nothing is watched and r re-checks. Without a terminal (stdin piped)
+keys are read a line at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import sys
+import threading
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from grader import course, report, workspace
+from grader.progress import Progress
+
+KEYS = "h hint · r re-check · n next · s skip · l list · q quit"
+KEYS_PLAIN = "h hint, r re-check, n next, s skip, l list, q quit"
+
+
+def _read_keys(events: queue.Queue) -> None:
+    """Put each key pressed on the queue; q at end of input."""
+    fd = sys.stdin.fileno() if sys.stdin else -1
+    tty = fd >= 0 and os.isatty(fd)
+    try:
+        while True:
+            data = os.read(fd, 1) if tty else (sys.stdin.readline() or "").encode()
+            if not data:
+                break
+            for ch in data.decode(errors="ignore"):
+                if not ch.isspace():
+                    events.put(("key", ch.lower()))
+    except (OSError, ValueError):
+        pass
+    events.put(("key", "q"))
+
+
+def _watch_files(folder: Path, events: queue.Queue, stop: threading.Event) -> None:
+    try:
+        import watchfiles
+
+        for changes in watchfiles.watch(folder, stop_event=stop, debounce=300, step=50, raise_interrupt=False):
+            for _, path in changes:
+                events.put(("changed", str(Path(path).resolve())))
+    except Exception as exc:  # noqa: BLE001 - fall back to manual mode, saying why
+        events.put(("watch-failed", f"{type(exc).__name__}: {exc}"))
+
+
+@contextlib.contextmanager
+def _cbreak():
+    """Keys arrive one by one, unechoed, while watching (a terminal only)."""
+    try:
+        import termios
+        import tty
+
+        fd = sys.stdin.fileno()
+        old = termios.tcgetattr(fd)
+    except (ImportError, OSError, ValueError, AttributeError):
+        yield
+        return
+    try:
+        tty.setcbreak(fd)
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, old)
+
+
+class Watcher:
+    def __init__(self, ex: course.Exercise, console: Console, manual: bool, device: str | None,
+                 timeout: float | None):
+        self.ex, self.console, self.manual, self.device, self.timeout = ex, console, manual, device, timeout
+        self.prog = Progress.load()
+        self.passed = False
+        self.events: queue.Queue = queue.Queue()
+
+    def say(self, text, style: str = "") -> None:
+        self.console.print(text if isinstance(text, Text) else Text(text, style=style))
+
+    def footer(self) -> None:
+        keys = KEYS if report.fancy(self.console) else KEYS_PLAIN
+        mode = "press r to re-check" if self.manual else "watching your file: save it to re-check"
+        self.say(f"[{mode}] {keys}", "dim")
+
+    def check(self) -> None:
+        from grader import cli
+
+        file = workspace.exercise_file(self.ex)
+        if self.console.is_terminal:
+            self.console.clear()
+        done, total, earned, points = self.prog.totals()
+        self.say(Text.assemble(report.progress_bar(self.console, done, total, width=20),
+                               f" {done}/{total} done, {earned}/{points} points   ",
+                               (f"{self.ex.number}. {self.ex.name}", "bold"), f": {self.ex.title}"))
+        if not file.is_file():
+            self.passed = False
+            self.say(cli.missing_file_message(self.ex, file), "red")
+            self.footer()
+            return
+        self.say(f"Checking {workspace.shown(file)} ...", "dim")
+        try:
+            g = cli.grade(self.ex, file, self.device, self.timeout)
+        except cli.UsageError as exc:
+            self.passed = False
+            self.say(str(exc), "red")
+            self.footer()
+            return
+        self.prog = Progress.load()  # another command may have written it meanwhile
+        self.prog.record_check(self.ex, g.passed, complete=self.device is None)
+        self.passed = g.passed
+        report.print_grade(self.console, g, workspace.shown(file))
+        if g.passed:
+            self.say("Press n for the next exercise (or keep editing: r re-checks).", "bold green")
+        self.footer()
+
+    def hint(self) -> None:
+        from grader import cli
+
+        self.prog = Progress.load()
+        n = min(self.prog.hints_seen(self.ex.name) + 1, len(self.ex.hints))
+        self.prog.saw_hint(self.ex, n)
+        self.say(cli.hint_text(self.ex, n))
+
+    def move_on(self, skip: bool = False) -> bool:
+        """To the next exercise; False when there is none."""
+        self.prog = Progress.load()
+        if skip:
+            self.prog.skip(self.ex)
+        nxt = self.prog.next_exercise()
+        if nxt is None:
+            self.say("Every exercise is done or skipped. Well done!", "bold green")
+            return False
+        self.prog.start(nxt)
+        self.ex = nxt
+        self.check()
+        return True
+
+    def run(self) -> int:
+        stop = threading.Event()
+        threading.Thread(target=_read_keys, args=(self.events,), daemon=True).start()
+        if not self.manual:
+            threading.Thread(target=_watch_files, args=(workspace.root() / "exercises", self.events, stop),
+                             daemon=True).start()
+        try:
+            with _cbreak() if sys.stdin and sys.stdin.isatty() else contextlib.nullcontext():
+                self.check()
+                while True:
+                    kind, value = self.events.get()
+                    if kind == "changed":
+                        if value != str(workspace.exercise_file(self.ex).resolve()):
+                            continue
+                        self._drain_changes()
+                        self.check()
+                    elif kind == "watch-failed":
+                        self.manual = True
+                        self.say(f"Watching files does not work here ({value}): press r to re-check.", "yellow")
+                    elif value == "q":
+                        break
+                    elif value == "r":
+                        self.check()
+                    elif value == "h":
+                        self.hint()
+                    elif value == "l":
+                        report.print_list(self.console, self.prog, self.prog.next_exercise())
+                        self.footer()
+                    elif value == "n":
+                        if not self.passed:
+                            self.say(f"{self.ex.name} does not pass yet: fix it first, or press s to skip it.",
+                                     "yellow")
+                        elif not self.move_on():
+                            break
+                    elif value == "s":
+                        if not self.move_on(skip=True):
+                            break
+                    else:
+                        self.footer()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            stop.set()
+        self.say("Bye: devcourse watch picks up where you left off.")
+        return 0
+
+    def _drain_changes(self) -> None:
+        """Several saves in a row make one check; keys stay queued."""
+        kept = []
+        with contextlib.suppress(queue.Empty):
+            while True:
+                event = self.events.get_nowait()
+                if event[0] != "changed":
+                    kept.append(event)
+        for event in kept:
+            self.events.put(event)
+
+
+def run(name: str | None, manual: bool = False, device: str | None = None, timeout: float | None = None,
+        console: Console | None = None) -> int:
+    from grader import cli
+
+    prog = Progress.load()
+    ex = cli.exercise(name, prog)
+    prog.start(ex)
+    return Watcher(ex, console or Console(highlight=False), manual, device, timeout).run()
