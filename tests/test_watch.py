@@ -1,0 +1,92 @@
+"""`devcourse watch` through a pseudo-terminal, as a learner uses it: a save re-checks, h shows the next hint,
+n moves on once the exercise passes, s skips, q quits; --manual re-checks on r only; a deleted file is
+reported and picked up again when it comes back."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+
+import pexpect
+import pytest
+
+from grader import course
+from tests.learner import DEVCOURSE, devcourse, exercise_file, fix, learner_env, make_course_copy
+
+NEXT = course.load()[course.get("masked_mean").number]  # the exercise after masked_mean
+
+
+@pytest.fixture
+def folder(tmp_path):
+    return make_course_copy(tmp_path)
+
+
+def watch(folder, *args):
+    child = pexpect.spawn(str(DEVCOURSE), ["watch", *args], cwd=str(folder), env=learner_env(), encoding="utf-8",
+                          timeout=60, dimensions=(60, 160))
+    return child
+
+
+def quit_(child):
+    child.send("q")
+    child.expect("Bye")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_watch_rechecks_on_save_and_moves_on_when_confirmed(folder):
+    child = watch(folder, "masked_mean")
+    child.expect("does not pass yet")
+    child.expect("save it to re-check")
+    child.send("h")
+    child.expect("Hint 1 of")
+    child.send("h")
+    child.expect("Hint 2 of")
+    child.send("n")  # not before it passes
+    child.expect("does not pass yet: fix it first")
+    time.sleep(0.5)  # the watcher is up
+    fix(folder, "masked_mean")
+    child.expect("masked_mean passes on cpu, sim:0, sim:1")
+    child.expect("Press n for the next exercise")
+    child.send("n")
+    child.expect(f"{NEXT.number}. {NEXT.name}")
+    child.expect("does not pass yet")
+    child.send("s")  # skip it
+    after = course.load()[NEXT.number]
+    child.expect(f"{after.number}. {after.name}")
+    quit_(child)
+    state = json.loads((folder / ".devcourse" / "progress.json").read_text())
+    assert state["exercises"]["masked_mean"]["status"] == "done"
+    assert state["exercises"]["masked_mean"]["hints"] == 2
+    assert state["exercises"][NEXT.name]["status"] == "skipped"
+    assert state["current"] == after.name
+    assert f"Next: {after.name}" in devcourse(folder, "list").stdout  # resumes where the learner left off
+
+
+def test_manual_mode_rechecks_on_r_and_a_deleted_file_comes_back(folder):
+    child = watch(folder, "masked_mean", "--manual")
+    child.expect("does not pass yet")
+    child.expect("press r to re-check")
+    exercise_file(folder, "masked_mean").unlink()
+    child.send("r")
+    child.expect("masked_mean.py does not exist")
+    child.expect("devcourse reset masked_mean")
+    fix(folder, "masked_mean")
+    child.send("r")
+    child.expect("masked_mean passes on")
+    quit_(child)
+
+
+def test_watch_sees_a_deleted_file_restored(folder):
+    child = watch(folder, "masked_mean")
+    child.expect("does not pass yet")
+    child.expect("save it to re-check")
+    time.sleep(0.5)
+    saved = folder / "saved.py"
+    shutil.move(exercise_file(folder, "masked_mean"), saved)
+    child.expect("masked_mean.py does not exist")
+    assert devcourse(folder, "reset", "masked_mean").returncode == 0
+    child.expect("does not pass yet")
+    quit_(child)
