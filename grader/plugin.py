@@ -31,15 +31,19 @@ def pytest_addoption(parser):
     )
 
 
-def _limit_cuda_memory(legs: list[str]) -> None:
-    """The same device memory on every card (and on the simulator), whatever its size."""
+def _limit_device_memory(legs: list[str]) -> None:
+    """The same device memory on every card and on the simulator, whatever its size, set the same way (the
+    simulator's `torch.sim` mirrors `torch.cuda` here), so a greedy submission fails alike everywhere."""
     import torch
 
     for leg in legs:
-        if leg.startswith("cuda:"):
-            i = int(leg.split(":")[1])
-            total = torch.cuda.get_device_properties(i).total_memory
-            torch.cuda.set_per_process_memory_fraction(min(1.0, limits.DEVICE_MEMORY / total), i)
+        device = torch.device(leg)
+        if device.type == "cpu" or device.index is None:
+            continue
+        mod = torch.get_device_module(device)
+        if hasattr(mod, "set_per_process_memory_fraction") and hasattr(mod, "get_device_properties"):
+            total = mod.get_device_properties(device.index).total_memory
+            mod.set_per_process_memory_fraction(min(1.0, limits.DEVICE_MEMORY / total), device.index)
 
 
 def _grading(config) -> bool:
@@ -54,19 +58,17 @@ def pytest_configure(config):
     except legs_mod.LegError as exc:
         raise pytest.UsageError(str(exc)) from None
     config._devcourse_simulated = None
-    _limit_cuda_memory(config._devcourse_legs)
-    if set(config._devcourse_legs) <= set(legs_mod.SIMULATED_LEGS):
+    legs = config._devcourse_legs
+    if legs and set(legs) <= set(legs_mod.SIMULATED_LEGS):
         import torch
 
         from grader import simulated
 
-        if simulated.is_supported():
-            simulated.install()
-            if hasattr(simulated, "set_memory_capacity"):
-                for i in range(2):
-                    simulated.set_memory_capacity(limits.DEVICE_MEMORY, device=i)
-        else:
+        if not simulated.is_supported():
             config._devcourse_simulated = f"the simulated accelerator needs torch >= 2.11 (this is {torch.__version__})"
+            return
+        simulated.install()
+    _limit_device_memory(legs)
 
 
 def _pairs(legs: list[str]) -> list[tuple[str, str]]:
