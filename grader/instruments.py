@@ -102,6 +102,12 @@ def _nbytes(t: torch.Tensor) -> int:
 
 
 class _Counter(TorchDispatchMode):
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # Else torch wraps __torch_dispatch__ to keep torch.compile out, importing torch._dynamo (seconds) in
+        # every grading worker; this mode only counts, so nothing is there to compile.
+        return False
+
     def __init__(self, m: Measurement):
         super().__init__()
         self.m = m
@@ -137,8 +143,7 @@ class _Counter(TorchDispatchMode):
 
 
 def warm_up() -> None:
-    """Enter a mode once: the first time imports parts of torch (torch._dynamo among them) that rebind some
-    torch functions, which the integrity check would otherwise take for the learner's doing."""
+    """Enter a mode once, so that what the first time imports is imported before the integrity baseline."""
     with _Counter(Measurement(torch.device("cpu"))):
         torch.ones(1).add(1)
 

@@ -134,7 +134,8 @@ class Baseline:
         for label, ns, items in self._entries:
             now = vars(ns)
             for key, obj in items:
-                if now.get(key, _MISSING) is not obj:
+                new = now.get(key, _MISSING)
+                if new is not obj and not _torch_rewrapped(new, obj):
                     out.append(f"{label}.{key}")
             if isinstance(ns, type):  # a class gains no methods at run time: a new one overrides a base's
                 known = {key for key, _ in items}
@@ -143,6 +144,17 @@ class Baseline:
 
 
 _MISSING = object()
+
+
+def _torch_rewrapped(new, old) -> bool:
+    """torch rebinds a few of its functions to wrappers of themselves when a part of it is first imported
+    (torch._dynamo wraps torch.manual_seed, for one): a wrapper whose code is torch's and which wraps the very
+    object we knew is not the learner's doing."""
+    import torch
+
+    code = getattr(new, "__code__", None)
+    return (getattr(new, "__wrapped__", None) is old and code is not None
+            and code.co_filename.startswith(os.path.dirname(torch.__file__)))
 
 #: Set by the plugin once the grader is loaded; checked after every check and every call of learner code.
 baseline: Baseline | None = None

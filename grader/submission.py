@@ -7,8 +7,6 @@ import traceback
 import types
 from pathlib import Path
 
-import nbformat
-
 from grader import integrity
 
 
@@ -21,6 +19,8 @@ def source_of(path: Path) -> str:
     magics and shell escapes are commented out, since graders run plain Python."""
     if path.suffix != ".ipynb":
         return path.read_text(encoding="utf-8")
+    import nbformat  # here, not at the top: importing it costs seconds (its JSON-schema checks), every worker
+
     nb = nbformat.read(path, as_version=4)
     cells = []
     for cell in nb.cells:
