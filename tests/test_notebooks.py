@@ -1,0 +1,97 @@
+"""The course in a notebook: the generated chapter notebooks are in step with course.toml and the exercise
+files, and a notebook works in a fresh kernel as a learner uses it (the set-up cell, a broken exercise that
+fails its check with the terminal's table and messages, a fix that passes). Also the book's links to them."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from grader import ROOT, course, notebooks, workspace
+from tests.learner import learner_env, make_course_copy
+
+
+@pytest.mark.parametrize("chapter", notebooks.chapters())
+def test_notebook_is_in_step(chapter):
+    path = notebooks.notebook_path(chapter)
+    assert path.exists(), f"{path.name} is missing: run python -m grader.notebooks"
+    assert path.read_text() == notebooks.text(notebooks.build(chapter)), \
+        f"{path.name} is stale: run python -m grader.notebooks"
+
+
+def test_no_stray_notebooks_and_every_exercise_once():
+    expected = {notebooks.notebook_path(c) for c in notebooks.chapters()}
+    assert set(notebooks.FOLDER.glob("*.ipynb")) == expected
+    names = [line.split()[1] for p in expected for c in nbformat.read(p, 4).cells
+             if c.cell_type == "code" for line in c.source.splitlines()[:1] if line.startswith("%%exercise ")]
+    assert sorted(names) == sorted(e.name for e in course.load())
+
+
+def test_shipped_copy_matches_the_exercises():
+    # what `devcourse reset` restores
+    assert json.loads(workspace.SHIPPED_FILE.read_text()) == workspace.shipped_table(), \
+        "grader/shipped_exercises.json is stale: run python -m grader.notebooks"
+
+
+def test_exercise_cell_holds_the_shipped_code():
+    ex = course.get("masked_mean")
+    nb = nbformat.read(notebooks.notebook_path(ex.chapter), 4)
+    cell = next(c for c in nb.cells if c.source.startswith(f"%%exercise {ex.name}\n"))
+    _, code = notebooks.split_docstring(ex.exercise_file.read_text())
+    assert cell.source.split("\n", 1)[1].strip() == code.strip()
+    assert "Check your fix with" not in "".join(c.source for c in nb.cells)  # the terminal's wording
+
+
+def outputs_text(cell) -> str:
+    parts = []
+    for out in cell.outputs:
+        if out.output_type == "stream":
+            parts.append(out.text)
+        elif out.output_type == "error":
+            parts.append(f"{out.ename}: {out.evalue}")
+        else:
+            parts += [out.data.get("text/html", ""), out.data.get("text/plain", "")]
+    return "\n".join(parts)
+
+
+def test_a_notebook_in_a_fresh_kernel(tmp_path):
+    folder = make_course_copy(tmp_path)
+    ex = course.get("masked_mean")
+    nb = nbformat.read(notebooks.notebook_path(ex.chapter), 4)
+    setup = nb.cells[1]
+    exercise = next(c for c in nb.cells if c.source.startswith(f"%%exercise {ex.name}\n"))
+    check = nb.cells[nb.cells.index(exercise) + 1]
+    other_check = next(c for c in nb.cells if c.source.startswith("%devcourse check ") and c is not check)
+    nb.cells = [setup, other_check, exercise, check]
+    client = NotebookClient(nb, kernel_name="python3", timeout=120, resources={"metadata": {"path": str(folder)}})
+    with client.setup_kernel(env=learner_env()):
+        client.execute_cell(setup, 0)
+        text = outputs_text(setup)
+        assert "git clone" not in text and "Error" not in text, text  # the grader is here: nothing installed
+        assert f"0 of {len(course.load())} exercises done" in text
+
+        client.execute_cell(other_check, 1)
+        assert "Run the exercise cell of" in outputs_text(other_check)
+
+        client.execute_cell(exercise, 2)  # the broken code runs (the bug shows on a device only)
+        assert not any(o.output_type == "error" for o in exercise.outputs)
+        client.execute_cell(check, 3)
+        html = check.outputs[0].data["text/html"]
+        assert "does not pass yet" in html and "<pre" in html and "color" in html
+        assert "the mask is created on cpu" in html
+        line = next(i for i, ln in enumerate(exercise.source.splitlines(), 1) if "mask = positions" in ln)
+        assert f"line {line}, in masked_mean" in html  # the cell's own line numbers (line 1: %%exercise)
+
+        exercise.source = f"%%exercise {ex.name}\n" + ex.solution_file.read_text()
+        client.execute_cell(exercise, 2)
+        client.execute_cell(check, 3)
+        result = check.outputs[0].data
+        assert "masked_mean passes on cpu, sim:0, sim:1" in result["text/plain"]
+        assert "\x1b" not in result["text/plain"]
+    assert (folder / ".devcourse" / "notebook" / "masked_mean.py").is_file()
+    state = json.loads((folder / ".devcourse" / "progress.json").read_text())
+    assert state["exercises"]["masked_mean"]["status"] == "done"
+    assert not (ROOT / "exercises" / ".devcourse").exists()
