@@ -231,8 +231,7 @@ def grade_json(grade: Grade, file_shown: str | None = None) -> dict:
 def render_text(render, width: int = 100) -> str:
     """What `render(console)` prints, as plain text (no colours, ASCII tables)."""
     console = Console(file=io.StringIO(), width=width, force_terminal=False, force_jupyter=False, color_system=None,
-                      highlight=False,
-                      soft_wrap=False)
+                      highlight=False, soft_wrap=True)  # long messages unbroken: the reader's window wraps them
     render(console)
     return console.file.getvalue()
 
@@ -240,8 +239,7 @@ def render_text(render, width: int = 100) -> str:
 def render_html(render, width: int = 110) -> str:
     """What `render(console)` prints, as HTML with inline styles (the terminal's look, in a notebook)."""
     console = Console(file=io.StringIO(), record=True, width=width, force_terminal=True, force_jupyter=False,
-                      color_system="truecolor",
-                      highlight=False, soft_wrap=False)
+                      color_system="truecolor", highlight=False, soft_wrap=True)
     render(console)
     return console.export_html(inline_styles=True, code_format=(
         '<pre style="font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 0.85em; '

@@ -95,3 +95,30 @@ def test_a_notebook_in_a_fresh_kernel(tmp_path):
     state = json.loads((folder / ".devcourse" / "progress.json").read_text())
     assert state["exercises"]["masked_mean"]["status"] == "done"
     assert not (ROOT / "exercises" / ".devcourse").exists()
+
+
+def test_the_book_links_each_chapter_to_its_notebook(tmp_path):
+    """The {course-exercises} and {course-overview} directives, built by Sphinx in a small project."""
+    from sphinx.application import Sphinx
+
+    src = tmp_path / "src"
+    (src / "book").mkdir(parents=True)
+    (src / "conf.py").write_text(f"import sys\nsys.path.insert(0, {str(ROOT / 'book' / '_ext')!r})\n"
+                                 "extensions = ['course_exercises']\n")
+    (src / "index.rst").write_text("Intro\n=====\n\n.. course-overview::\n\n.. toctree::\n\n   book/device-mismatch\n")
+    (src / "book" / "device-mismatch.rst").write_text("Mismatch\n========\n\n.. course-exercises::\n")
+    app = Sphinx(str(src), str(src), str(tmp_path / "out"), str(tmp_path / "doctrees"), "html", status=None,
+                 warningiserror=True, freshenv=True)
+    app.build()
+    page = (tmp_path / "out" / "book" / "device-mismatch.html").read_text()
+    chapter = course.for_chapter("device-mismatch")
+    url = notebooks.colab_url("device-mismatch")
+    assert url == ("https://colab.research.google.com/github/device-course/device-course/blob/main/"
+                   "notebooks/03-device-mismatch.ipynb")
+    assert f'href="{url}"' in page and "Open in Colab" in page
+    assert f"This chapter has {len(chapter)} graded exercises" in page
+    assert all(f'id="exercise-{e.name}"' in page and f">exercises/{e.path}<" in page for e in chapter)
+    intro = (tmp_path / "out" / "index.html").read_text()
+    exercises = course.load()
+    assert f"The course has {len(exercises)} graded exercises in {len(notebooks.chapters())} chapters" in intro
+    assert f"worth {sum(e.points for e in exercises)} points" in intro and "Allow about" in intro
