@@ -30,6 +30,7 @@ class Grade:
     exercise: Exercise
     submission: Path
     results: list[CheckResult] = field(default_factory=list)
+    device: str | None = None  # the --device asked for, if not every leg
 
     @property
     def ran(self) -> list[CheckResult]:
@@ -41,7 +42,18 @@ class Grade:
 
     @property
     def passed(self) -> bool:
-        return bool(self.ran) and not self.failures
+        """Every check that ran passed, and something ran on each kind of leg the exercise needs: a bug that
+        only shows on an accelerator is not passed by the CPU alone when every accelerator leg was skipped."""
+        return bool(self.ran) and not self.failures and not self.missing_legs()
+
+    def missing_legs(self) -> list[str]:
+        """Leg families of the exercise on which no check ran (all skipped, or none on this machine)."""
+        families = self.exercise.legs if self.exercise is not None else ()
+        if self.device is not None:  # only what was asked for: 'cpu', 'sim', 'cuda:1'... ('real' may be the CPU alone)
+            asked = {"cpu" if p.strip() in ("cpu", "real") else "accelerator" for p in self.device.split(",")}
+            families = [f for f in families if f in asked]
+        ran = {legs.family(leg) for r in self.ran for leg in r.leg.split("+") if leg not in ("-", "real")}
+        return [f for f in families if f not in ran]
 
     def legs(self) -> list[str]:
         return sorted({r.leg for r in self.ran})
@@ -69,7 +81,7 @@ def process_specs(exercise: Exercise, device: str | None = None) -> list[tuple[s
 
 def grade(exercise: Exercise, submission: Path, device: str | None = None) -> Grade:
     submission = Path(submission).resolve()
-    result = Grade(exercise, submission)
+    result = Grade(exercise, submission, device=device)
     jobs = [(family, {"grader": str(exercise.grader_file), "submission": str(submission), "spec": spec,
                       "timeout": exercise.timeout, "cwd": os.getcwd()})
             for family, spec in process_specs(exercise, device)]

@@ -111,6 +111,17 @@ def test_a_grade_with_nothing_run_is_not_a_pass():
     assert ran.passed and ran.passed_on("cpu") and not ran.passed_on("sim:0")
 
 
+def test_a_bug_that_shows_on_accelerators_is_not_passed_by_the_cpu_alone():
+    from grader import course
+
+    ex = course.get("masked_mean")
+    results = [CheckResult("test_x", "cpu", "passed"), CheckResult("test_x", "sim:0", "skipped", "cannot run")]
+    assert not Grade(ex, ROOT, results).passed
+    assert Grade(ex, ROOT, results).missing_legs() == ["accelerator"]
+    assert Grade(ex, ROOT, results, device="cpu").passed  # the CPU was all that was asked for
+    assert Grade(ex, ROOT, [*results, CheckResult("test_x", "sim:1", "passed")]).passed
+
+
 def test_no_round_trips_names_what_it_counted(tmp_path):
     """A masked_mean that copies its inputs to the CPU and back passes every value check; the round-trip
     check alone refuses it, on every accelerator (simulated or real), saying what it counted."""

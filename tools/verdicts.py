@@ -4,21 +4,26 @@ tables it wrote are committed as they came out (grader/verdicts/), with the mach
 tests/test_verdicts.py reads them: a simulated device must give the same verdict as the real one it stands
 for (sim:0 as cuda:0, sim:1 as cuda:1, the pair sim:0+sim:1 as cuda:0+cuda:1).
 
-    python tools/verdicts.py --out grader/verdicts/2gpu.json [--markdown grader/verdicts/2gpu.md]
+    python tools/verdicts.py --out grader/verdicts/2gpu.json [--markdown grader/verdicts/2gpu.md] [--jobs 4]
+
+With --jobs N, N processes grade at once, each through warm grading processes of its own.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
+import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader import course, machine, runner  # noqa: E402
+from grader import course, daemon, machine, runner  # noqa: E402
 
 
 def submissions(ex: course.Exercise) -> dict[str, Path]:
@@ -43,18 +48,33 @@ def verdicts(grade: runner.Grade) -> dict[str, str]:
     return out
 
 
+def grade_chunk(items: list[tuple[str, str, str]]) -> list[dict]:
+    """Grade (exercise, label, path) items through a daemon of this process's own."""
+    os.environ["DEVCOURSE_DAEMON_DIR"] = tempfile.mkdtemp(prefix="devcourse-verdicts-")
+    rows = []
+    try:
+        for name, label, path in items:
+            g = runner.grade(course.get(name), Path(path))
+            rows.append({"exercise": name, "submission": label, "verdicts": verdicts(g),
+                         "failures": sorted({f"{r.leg}: {r.message.splitlines()[0][:160]}" for r in g.failures})})
+    finally:
+        daemon.stop()
+    return rows
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--markdown", type=Path)
+    p.add_argument("--jobs", type=int, default=1)
     args = p.parse_args()
     start = time.perf_counter()
-    rows = []
-    for ex in course.load():
-        for label, path in submissions(ex).items():
-            g = runner.grade(ex, path)
-            rows.append({"exercise": ex.name, "submission": label, "verdicts": verdicts(g),
-                         "failures": sorted({f"{r.leg}: {r.message.splitlines()[0][:160]}" for r in g.failures})})
+    items = [(ex.name, label, str(path)) for ex in course.load() for label, path in submissions(ex).items()]
+    chunks = [items[i::args.jobs] for i in range(args.jobs)]
+    with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+        graded = [row for rows in pool.map(grade_chunk, chunks) for row in rows]
+    order = {(name, label): i for i, (name, label, _) in enumerate(items)}
+    rows = sorted(graded, key=lambda r: order[(r["exercise"], r["submission"])])
     table = {"machine": machine.describe(), "seconds": round(time.perf_counter() - start, 1), "rows": rows}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(table, indent=1) + "\n")
