@@ -184,6 +184,19 @@ def device_time(device=None) -> float:
     return _require().device_time(device)
 
 
+def reset_after_fork() -> None:
+    """Let this forked child use the simulated device.
+
+    As on CUDA, a child forked from a process that has made a sim tensor is a "bad fork": making a sim
+    tensor or copying to sim there raises "Cannot re-initialize SIM in forked subprocess. To use SIM with
+    multiprocessing, you must use the 'spawn' start method" (so a learner's DataLoader worker fails as on
+    CUDA).  A process forked on purpose from a warmed-up simulator -- the grader's workers, forks of the
+    sim zygote -- calls this right after the fork.  Its own forks are bad forks again."""
+    from . import config
+
+    config.BAD_FORK[0] = False
+
+
 def set_memory_capacity(nbytes, device=None) -> None:
     """Capacity of device ``device`` (index, "sim:N" or torch.device; None: every device) in bytes, or a
     string like ``"16GiB"``.  Allocations beyond it raise torch.OutOfMemoryError as on CUDA."""
@@ -194,6 +207,7 @@ def set_memory_capacity(nbytes, device=None) -> None:
 
 
 __all__ = [
+    "reset_after_fork",
     "set_memory_capacity",
     "LIMITS",
     "limit_message",

@@ -26,6 +26,27 @@ MPS_DOUBLE_MSG = (
 )
 
 
+# Fork, as torch.cuda: once this process has made a device tensor (INITIALIZED), a child forked from it is
+# a "bad fork" (torch.cuda._is_in_bad_fork) where making or copying to a device tensor raises CUDA's
+# "Cannot re-initialize CUDA in forked subprocess" with this device's name.  The grader's own workers are
+# forks of a warmed-up process on purpose: they call grader.simulated.reset_after_fork() first thing.
+INITIALIZED = [False]
+BAD_FORK = [False]
+
+
+def bad_fork_error() -> RuntimeError:
+    name = DEVICE_TYPE.upper()
+    return RuntimeError(
+        f"Cannot re-initialize {name} in forked subprocess. To use {name} with multiprocessing, you must use "
+        "the 'spawn' start method"
+    )
+
+
+def after_fork_in_child() -> None:
+    if INITIALIZED[0]:
+        BAD_FORK[0] = True
+
+
 def configure(count: int, profile: str) -> None:
     global COUNT, PROFILE
     COUNT = int(count)

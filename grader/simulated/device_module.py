@@ -10,7 +10,7 @@ import torch
 
 from . import config, generators, streams
 from .allocator import parse_size
-from .clock import device_time, host_time, sync, sync_debug_mode
+from .clock import device_time, host_time, launch, sync, sync_debug_mode
 from .tensor import allocators
 
 
@@ -77,11 +77,11 @@ class _DeviceModule:
 
     @staticmethod
     def is_initialized():
-        return True
+        return not config.BAD_FORK[0]
 
     @staticmethod
     def _is_in_bad_fork():
-        return False
+        return config.BAD_FORK[0]
 
     @staticmethod
     def _lazy_init():
@@ -194,7 +194,14 @@ class _DeviceModule:
 
     @staticmethod
     def synchronize(device=None):
-        sync("synchronize", None if device is None else _idx(device))
+        # as torch.cuda.synchronize: waits for the current device only (device=None), not for every device
+        sync("synchronize", _idx(device))
+
+    @staticmethod
+    def _sleep(cycles):
+        """As torch.cuda._sleep: a kernel that spins ``cycles`` GPU clock cycles on the current device
+        (virtual time at 1.5 GHz)."""
+        launch(config.CURRENT[0], int(cycles) / 1500.0, "_sleep")
 
     @staticmethod
     def current_stream(device=None):

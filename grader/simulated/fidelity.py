@@ -796,6 +796,148 @@ def _c_props(dev):
     return [p.total_memory > 0, isinstance(p.name, str)]
 
 
+# ---------------------------------------------------------------- engineers' reports (new_tensor, map_location
+# callables, inference_mode views, forked DataLoader workers, synchronize, numpy(force=True), move after an error)
+@case("new_tensor lands on the tensor's device", needs_2=True)
+def _c_new_tensor_device(dev):
+    x = torch.randn(3, device=f"{dev}:1")
+    return [x.new_tensor([1, 2]).device, x.new_tensor([1.0], device=dev).device, x.new_ones(2).device]
+
+
+def _saved_on_device(dev):
+    buf = io.BytesIO()
+    torch.save({"w": torch.arange(3.0, device=f"{dev}:0")}, buf)
+    buf.seek(0)
+    return buf
+
+
+@case("load device checkpoint with callable map_location")
+def _c_load_callable(dev):
+    return torch.load(_saved_on_device(dev), map_location=lambda storage, loc: storage)["w"]
+
+
+@case("load device checkpoint with callable map_location returning None")
+def _c_load_callable_none(dev):
+    seen = []
+    w = torch.load(_saved_on_device(dev), map_location=lambda storage, loc: seen.append(loc))["w"]
+    return [w, f"{dev}:0" in seen]
+
+
+@case("load device checkpoint with dict map_location to cpu")
+def _c_load_dict(dev):
+    return torch.load(_saved_on_device(dev), map_location={f"{dev}:0": "cpu"})["w"]
+
+
+@case("load device checkpoint with map_location torch.device('cpu')")
+def _c_load_device_cpu(dev):
+    return torch.load(_saved_on_device(dev), map_location=torch.device("cpu"))["w"]
+
+
+@case("inference_mode: view of a tensor made outside")
+def _c_inference_view(dev):
+    y = torch.zeros(5, device=dev)
+    with torch.inference_mode():
+        v = y[:, None]
+        r = v + 1
+    with torch.inference_mode():
+        z = torch.zeros(5, device=dev)
+    return [r, v.is_inference(), r.is_inference(), z[:, None].is_inference()]
+
+
+def _small_net(device):
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1)).to(device)
+
+
+@case("inference_mode and no_grad forward of a Sequential")
+def _c_inference_model(dev):
+    m = _small_net(dev)
+    x = torch.ones(2, 3, device=dev)
+    with torch.inference_mode():
+        a = m(x)
+    with torch.no_grad():
+        b = m(x[:, :])
+    return [a.is_inference(), a.requires_grad, b.is_inference(), b.requires_grad, (a - b).abs().max().item()]
+
+
+@case("inference_mode and no_grad forward of a Sequential on :1", needs_2=True)
+def _c_inference_model1(dev):
+    m = _small_net(f"{dev}:1")
+    x = torch.ones(2, 3, device=f"{dev}:1")
+    with torch.inference_mode():
+        a = m(x)[:, 0]
+    with torch.no_grad():
+        b = m(x)[:, 0]
+    return [a.device, a.is_inference(), b.is_inference(), (a - b).abs().max().item()]
+
+
+class _DeviceItems(torch.utils.data.Dataset):
+    def __init__(self, dev):
+        self.dev = dev
+
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        return torch.ones(2, device=self.dev)
+
+
+@case("device tensor made in a forked DataLoader worker")
+def _c_loader_fork(dev):
+    """The worker is a fork of a process that has used the device; the DataLoader re-raises the worker's
+    error in the parent with the worker's traceback (file paths differ): keep its first and last lines."""
+    torch.ones(1, device=dev).sum()
+    loader = torch.utils.data.DataLoader(_DeviceItems(dev), num_workers=1, multiprocessing_context="fork")
+    try:
+        return next(iter(loader))
+    except RuntimeError as e:
+        lines = str(e).strip().splitlines()
+        return [type(e).__name__, lines[0], lines[-1]]
+
+
+@case("synchronize() waits for the current device only", needs_2=True)
+def _c_sync_current(dev):
+    m = _mod(dev)
+    m.synchronize(0)
+    m.synchronize(1)
+    with m.device(1):
+        m._sleep(int(5e8))  # ~0.25 s of device 1
+    m.synchronize()  # current device: 0
+    before = m.current_stream(1).query()
+    m.synchronize(1)
+    return [before, m.current_stream(1).query()]
+
+
+@case("torch.accelerator.synchronize() waits for the current device only", needs_2=True)
+def _c_acc_sync_current(dev):
+    m = _mod(dev)
+    m.synchronize(0)
+    m.synchronize(1)
+    with m.device(1):
+        m._sleep(int(5e8))
+    torch.accelerator.synchronize()
+    before = m.current_stream(1).query()
+    torch.accelerator.synchronize(1)
+    return [before, m.current_stream(1).query()]
+
+
+@case("numpy(force=True) of a device tensor")
+def _c_numpy_force(dev):
+    a = torch.arange(3.0, device=dev, requires_grad=True).numpy(force=True)
+    return [type(a).__name__, str(a.dtype), a.tolist()]
+
+
+@case("model.cpu() after catching its forward error")
+def _c_move_after_error(dev):
+    model = torch.nn.Linear(4, 2).to(dev)
+    w = model.weight
+    try:
+        model(torch.randn(3, 4))
+    except RuntimeError:
+        model.cpu()
+    return [model.weight.device, model.weight is w]
+
+
 def device_count(device_type: str) -> int:
     mod = getattr(torch, device_type, None)
     try:

@@ -20,9 +20,14 @@ What it changes in the process, and why each is needed:
   would create new Parameter objects and an optimizer built before the move would silently update the
   old CPU ones.  Parameters are swapped in place (``torch.utils.swap_tensors``) instead;
 * ``Tensor.to`` / ``torch.tensor`` / ``torch.as_tensor`` give an index-less ``sim`` the current device
-  (C++ would fill in the guard's answer, always 0);
+  (C++ would fill in the guard's answer, always 0); ``x.new_tensor(data)`` lands on ``x.device`` (C++ sets
+  a device guard to x's device there);
 * ``torch.load`` with a ``map_location`` naming sim keeps storages on the CPU and moves the tensors
   (serialization.py): the Python backend cannot allocate device storages;
+* a fork hook (``os.register_at_fork``) marks a child forked after this process made a device tensor as a
+  "bad fork", as torch.cuda does: device factories and copies to the device raise CUDA's "Cannot
+  re-initialize ... in forked subprocess" there (a DataLoader worker re-raises it in the parent).  A child
+  forked on purpose (the grader's workers) calls ``grader.simulated.reset_after_fork()``;
 * ``SimTensor`` joins the optimizers' foreach-supported tensor types (a CUDA parameter's type is
   Parameter, a sim parameter's is SimTensor), so optimizers pick the same foreach path as on CUDA and
   fail the same way on state left on the CPU.
@@ -31,6 +36,7 @@ What it changes in the process, and why each is needed:
 from __future__ import annotations
 
 import functools
+import os
 import warnings
 
 import torch
@@ -145,12 +151,30 @@ def _current_device_wrapper(fn, device_pos):
     return wrapper
 
 
+def _new_tensor_on_self(fn):
+    # x.new_tensor(data) runs under a device guard set to x's device (THPVariable_new_tensor), so its
+    # index-less default lands on x.device; the Python backend's guard always answers 0 (sim:1 -> sim:0).
+    # new_ones/new_zeros/new_full/new_empty are aten ops and need nothing.
+    @functools.wraps(fn)
+    def new_tensor(self, data, *args, **kwargs):
+        d = kwargs.get("device")
+        if d is None or _with_current(d) is not d:  # no device, or an index-less sim one
+            if type(self) is SimTensor or isinstance(self, SimTensor):
+                kwargs["device"] = self.device
+            elif d is not None:
+                kwargs["device"] = _with_current(d)
+        return fn(self, data, *args, **kwargs)
+
+    return new_tensor
+
+
 def _patch_current_device():
     # C++ fills a missing device index from the device guard (ensure_has_index in TensorConversions.cpp,
     # tensor_new.cpp), and the Python backend's guard always answers 0: without this, x.to("sim"),
     # model.to("sim") and torch.tensor(..., device="sim") would ignore torch.sim.set_device(1).  The
     # wrappers only act while the current device is not 0.
     torch.Tensor.to = _current_device_wrapper(torch.Tensor.to, 1)
+    torch.Tensor.new_tensor = _new_tensor_on_self(torch.Tensor.new_tensor)
     torch.tensor = _current_device_wrapper(torch.tensor, 99)
     torch.as_tensor = _current_device_wrapper(torch.as_tensor, 2)
 
@@ -199,3 +223,4 @@ def register(count: int, profile: str, capacity=None) -> None:
     _patch_optim()
     _patch_current_device()
     serialization.install_map_location()
+    os.register_at_fork(after_in_child=config.after_fork_in_child)

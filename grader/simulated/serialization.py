@@ -10,7 +10,9 @@ machine says "Attempting to deserialize object on a CUDA device but torch.cuda.i
 ...".  ``install_load_hook()`` -- run when ``grader.simulated`` is imported, whether or not the simulator
 is installed -- wraps that rebuild function so that a sim location that cannot be restored raises CUDA's
 text with SIM naming (and an index beyond ``device_count()`` raises CUDA's text for that case).  The
-wrapper changes nothing else: other devices, and any ``map_location``, go to torch's function.  A process
+wrapper changes nothing else: other devices, and any ``map_location`` but a callable, go to torch's function.
+A callable ``map_location`` (``lambda storage, loc: storage``), which torch's function refuses for this format,
+is called with the pickled CPU copy's storage and the saved location, as torch calls it for a CUDA storage.  A process
 that never imports ``grader.simulated`` keeps torch's own text (``limit_message`` recognises it).
 
 ``map_location`` naming a sim device (``torch.load(f, map_location="sim")``, a dict with sim values, a
@@ -44,8 +46,7 @@ def count_message(index, count, name=DEVICE_TYPE):
     )
 
 
-def _rebuild_device_tensor_from_cpu_tensor(data, dtype, device, requires_grad):
-    target = torch._utils._get_restore_location(device)
+def _check_target(target):
     text = str(target)
     if text == DEVICE_TYPE or text.startswith(DEVICE_TYPE + ":"):
         if torch._C._get_privateuse1_backend_name() != DEVICE_TYPE:
@@ -54,6 +55,35 @@ def _rebuild_device_tensor_from_cpu_tensor(data, dtype, device, requires_grad):
         index = torch.device(text).index or 0
         if index >= mod.device_count():
             raise RuntimeError(count_message(index, mod.device_count()))
+
+
+def _rebuild_with_callable(map_location, data, dtype, device, requires_grad):
+    """A callable ``map_location(storage, location)``: torch's own function refuses it ("Callable
+    map_location not supported with _rebuild_wrapper_subclass ..."), while a CUDA checkpoint calls it with
+    the storage deserialized on the CPU and the saved location ("cuda:0"), then keeps what it returns
+    (``lambda s, loc: s``: the tensor stays on the CPU), or restores to the saved location when it returns
+    None.  Do the same with the CPU copy the sim tensor was pickled with."""
+    storage = data.untyped_storage()
+    res = map_location(storage, device)
+    if res is None:  # torch.serialization.default_restore_location(storage, location)
+        _check_target(device)
+        tensor = data.to(dtype=dtype, device=device)
+    else:
+        if isinstance(res, torch.storage.TypedStorage):
+            res = res._untyped_storage
+        if res.device != data.device or res.data_ptr() != storage.data_ptr():
+            data = torch.empty(0, dtype=data.dtype, device=res.device).set_(
+                res, data.storage_offset(), data.size(), data.stride())
+        tensor = data.to(dtype=dtype)
+    tensor.requires_grad = requires_grad
+    return tensor
+
+
+def _rebuild_device_tensor_from_cpu_tensor(data, dtype, device, requires_grad):
+    map_location = torch.serialization._serialization_tls.map_location
+    if map_location is not None and not isinstance(map_location, (dict, str, torch.device)) and callable(map_location):
+        return _rebuild_with_callable(map_location, data, dtype, device, requires_grad)
+    _check_target(torch._utils._get_restore_location(device))
     return _ORIG(data, dtype, device, requires_grad)
 
 

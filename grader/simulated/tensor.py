@@ -148,6 +148,10 @@ class SimTensor(torch.Tensor):
             return super().__index__()
 
     def numpy(self, *, force=False):
+        if force:
+            # as torch's tensor_to_numpy(force=True): detach, copy to the host (a blocking d2h copy, recorded
+            # as such), resolve conj/neg bits
+            return self.detach().cpu().resolve_conj().resolve_neg().numpy()
         raise TypeError(
             f"can't convert {self.device} device type tensor to numpy. Use "
             "Tensor.cpu() to copy the tensor to host memory first."
@@ -166,28 +170,66 @@ class SimTensor(torch.Tensor):
 
     @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-        info = _INFO.get(id(func))
-        if info is None:
-            info = _op_info(func)
-        h = info[0]
-        if h is not None:
-            return h(func, args, kwargs or {})
-        if info[1] and not kwargs:
-            # fast path for views (about half of the ops autograd and attention code issue): one device
-            # tensor, no other tensor argument, no launch, the base's storage and block
-            a0 = args[0]
-            if type(a0) is SimTensor:
-                for a in args[1:]:
-                    if isinstance(a, (torch.Tensor, list, tuple)) and _has_tensor(a):
-                        break
-                else:
-                    out = func(a0._data, *args[1:])
-                    if type(out) is torch.Tensor:
-                        return SimTensor(out, a0._idx, False, a0._mem)
-                    if isinstance(out, (list, tuple)):
-                        return type(out)(SimTensor(o, a0._idx, False, a0._mem) for o in out)
-                    return out
-        return generic(func, args, kwargs or {})
+        try:
+            info = _INFO.get(id(func))
+            if info is None:
+                info = _op_info(func)
+            h = info[0]
+            if h is not None:
+                return h(func, args, kwargs or {})
+            if info[1] and not kwargs:
+                # fast path for views (about half of the ops autograd and attention code issue): one device
+                # tensor, no other tensor argument, no launch, the base's storage and block
+                a0 = args[0]
+                if type(a0) is SimTensor:
+                    for a in args[1:]:
+                        if isinstance(a, (torch.Tensor, list, tuple)) and _has_tensor(a):
+                            break
+                    else:
+                        out = func(a0._data, *args[1:])
+                        if _inference_mode_enabled() != a0.is_inference():
+                            return _views_in_base_mode(out, a0)
+                        if type(out) is torch.Tensor:
+                            return SimTensor(out, a0._idx, False, a0._mem)
+                        if isinstance(out, (list, tuple)):
+                            return type(out)(SimTensor(o, a0._idx, False, a0._mem) for o in out)
+                        return out
+            return generic(func, args, kwargs or {})
+        except BaseException as e:
+            # On CUDA a failing op leaves nothing behind once its C++ exception has unwound.  Here the
+            # traceback keeps the simulator's frames, whose locals hold the op's tensors (e.g. the view
+            # weight.t() of a failed Linear forward, which holds its base weight): a later model.cpu() would
+            # then fail to swap the parameter ("_apply(): Couldn't swap Linear.weight") while the learner's
+            # code still holds the exception.  Drop this frame's tensors and clear the frames below.
+            args = kwargs = types = a0 = a = out = None  # noqa: F841
+            _clear_frames(e.__traceback__)
+            raise
+
+
+def _clear_frames(tb):
+    while tb is not None:
+        try:
+            tb.tb_frame.clear()
+        except RuntimeError:  # a frame still running (this one)
+            pass
+        tb = tb.tb_next
+
+
+_inference_mode_enabled = torch._C.is_inference_mode_enabled
+
+
+def _views_in_base_mode(out, base):
+    """Wrap the view results ``out`` of ``base`` as inference tensors exactly when ``base`` is one (as a CPU
+    or CUDA view is, whatever the current mode): a wrapper made inside inference_mode is an inference
+    tensor, and autograd then refuses to share the version counter of a normal base with it ("Cannot set
+    version_counter for inference tensor"); a view of an inference tensor made outside would be normal."""
+    with torch._C._InferenceMode(base.is_inference()):
+        if type(out) is torch.Tensor:
+            return SimTensor(out, base._idx, False, base._mem)
+        if isinstance(out, (list, tuple)):
+            return type(out)(SimTensor(o, base._idx, False, base._mem) if type(o) is torch.Tensor else o
+                             for o in out)
+        return out
 
 
 _META_KS = torch._C.DispatchKeySet(torch._C.DispatchKey.Meta)
@@ -351,6 +393,9 @@ def generic(func, args, kwargs, impl=None):
         a0 = args[0] if args else None
         if type(a0) is SimTensor and target == a0._idx:
             ref = a0._mem  # views share the storage (and allocator block) of their base
+            if _inference_mode_enabled() != a0.is_inference():
+                with torch._C._InferenceMode(a0.is_inference()):
+                    return _wrap_out(out, target, orig, ref)
     else:
         launch(common, None, name if _recorders else None)
     if target is None:
@@ -373,6 +418,8 @@ def op_copy_(func, args, kwargs):
     if clock.pending_h2d:
         settle_h2d()
     if dsim and ssim:
+        if config.BAD_FORK[0]:
+            raise config.bad_fork_error()
         if dst._idx == src._idx:
             dst._data.copy_(src._data)
             launch(dst._idx, None, "copy_")
@@ -384,6 +431,8 @@ def op_copy_(func, args, kwargs):
         note_copy("d2d", n, non_blocking, False, src.device, dst.device)
         return dst
     if dsim:  # host -> device
+        if config.BAD_FORK[0]:
+            raise config.bad_fork_error()
         if src.device.type != "cpu":
             raise RuntimeError(f"copy_ from {src.device} to {dst.device} is not supported by the simulator")
         pinned = is_pinned_cpu(src)
@@ -439,6 +488,8 @@ def op_to_copy(func, args, kwargs):
         op_copy_(aten.copy_.default, (out, src, non_blocking), {})
         return out
     if dv.type == DEVICE_TYPE:
+        if config.BAD_FORK[0]:
+            raise config.bad_fork_error()
         idx = dv.index if dv.index is not None else config.CURRENT[0]
         config.check_index(idx)
         data = src._data.to(dtype=dtype, memory_format=mf, copy=True)
@@ -526,6 +577,9 @@ SPECIAL = {
 # factories (PrivateUse1 kernels)
 # --------------------------------------------------------------------------
 def _factory_idx(device):
+    if config.BAD_FORK[0]:
+        raise config.bad_fork_error()
+    config.INITIALIZED[0] = True
     idx = config.index(device)
     config.check_index(idx)
     return idx
