@@ -194,6 +194,10 @@ class Zygote:
             ofd, owfd = os.pipe()
             pid = _fork()
             if pid == 0:
+                if self.family == "sim":  # a fork on purpose: this worker may use the simulator its parent set up
+                    from grader.simulated import reset_after_fork
+
+                    reset_after_fork()
                 for fd in (rfd, ofd, *self.private_fds):  # else the learner's code could answer the client itself
                     with contextlib.suppress(OSError):
                         os.close(fd)
