@@ -57,14 +57,16 @@ def render(console: Console, grade: Grade) -> None:
 
 
 def plain(grade: Grade, width: int = 110) -> str:
-    console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None, highlight=False,
+    console = Console(file=io.StringIO(), width=width, force_terminal=False, force_jupyter=False, color_system=None,
+                      highlight=False,
                       soft_wrap=True)
     render(console, grade)
     return console.file.getvalue()
 
 
 def html(grade: Grade, width: int = 110) -> str:
-    console = Console(file=io.StringIO(), record=True, width=width, force_terminal=True, color_system="truecolor",
+    console = Console(file=io.StringIO(), record=True, width=width, force_terminal=True, force_jupyter=False,
+                      color_system="truecolor",
                       highlight=False)
     render(console, grade)
     return console.export_html(inline_styles=True, code_format='<pre style="white-space: pre-wrap">{code}</pre>')

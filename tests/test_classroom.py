@@ -1,0 +1,289 @@
+"""The classroom loop with the real nbgrader CLI and gradebook (grader/classroom, book/instructors.md).
+
+One small assignment (masked_mean, 2 points, and noise_batch, 1 point) goes through generate (ours), then
+nbgrader's generate_assignment, validate, release_assignment, fetch_assignment, submit (one simulated
+learner each), collect, autograde (stock, and ours in parallel on a copy of the course), generate_feedback
+and export; each learner's score is checked in the exported CSV.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader import ROOT, course
+from grader.classroom import blocks, kernel, report, source
+
+BIN = Path(sys.executable).parent
+ASSIGNMENT = "part1-where-tensors-live"
+NOTEBOOK = f"{ASSIGNMENT}.ipynb"
+EXCHANGE_COURSE = "device-course"
+MM, NB = course.get("masked_mean"), course.get("noise_batch")
+ROUND_TRIP = (ROOT / "tests/submissions/masked_mean/wrong_cpu_round_trip.py").read_text()
+WARNS = "import warnings\nwarnings.warn('a UserWarning at import', UserWarning)\n"
+ENDLESS = "import torch\n\n\ndef make_noise_batch(batch_size, features, device):\n    while True:\n        pass\n"
+DURATIONS: dict[str, float] = {}
+
+
+def cell(nb, grade_id):
+    return next(c for c in nb.cells if c.get("id") == grade_id or c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def answer(nb, ex, code):
+    cell(nb, f"{ex.name}-answer").source = f"%%answer {ex.name}\n{code}"
+
+
+def fixed(ex):
+    return source.solution_code(ex)
+
+
+def untouched(nb):
+    pass
+
+
+def all_fixed(nb):
+    answer(nb, MM, fixed(MM))
+    answer(nb, NB, fixed(NB))
+
+
+def partly_fixed(nb):  # noise_batch right; masked_mean right on every device, but through the CPU
+    answer(nb, NB, fixed(NB))
+    answer(nb, MM, ROUND_TRIP)
+
+
+def crashing(nb):  # masked_mean's answer raises when it is loaded
+    answer(nb, NB, fixed(NB))
+    answer(nb, MM, fixed(MM) + "\nraise RuntimeError('my code crashes')\n")
+
+
+def endless_loop(nb):  # noise_batch never returns
+    answer(nb, MM, fixed(MM))
+    answer(nb, NB, ENDLESS)
+
+
+def warns(nb):  # fully right, but warns at import and on every call: still full marks
+    answer(nb, MM, WARNS + fixed(MM))
+    answer(nb, NB, WARNS + fixed(NB).replace("    return noise", "    warnings.warn('noise!', UserWarning)\n"
+                                                                  "    return noise"))
+
+
+def locked_edited(nb):  # masked_mean untouched, its checks rewritten to pass: nbgrader restores them
+    answer(nb, NB, fixed(NB))
+    for c in nb.cells:
+        gid = c.metadata.get("nbgrader", {}).get("grade_id", "")
+        if gid.startswith("masked_mean-") and gid not in ("masked_mean-answer", "masked_mean-explanation"):
+            c.source = "print('all good')"
+
+
+def deleted(nb):  # the first code cell (it loads %%answer), masked_mean's answer and a test cell are gone
+    answer(nb, NB, fixed(NB))
+    nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id")
+                not in ("setup", "masked_mean-answer", "masked_mean-copies")]
+
+
+def _pts(ex, block):
+    return next(b.points for b in SPLIT[ex.name] if b.name == block)
+
+
+SPLIT: dict = {}
+THROUGH_THE_EXCHANGE = ("untouched", "fixed", "partly")  # fetch, submit, collect; the others are placed
+LEARNERS = {  # learner -> (edit, expected score as a function of the split)
+    "untouched": (untouched, lambda: 0),
+    "fixed": (all_fixed, lambda: 3),
+    "partly": (partly_fixed, lambda: 1 + _pts(MM, "accelerator")),
+    "crashing": (crashing, lambda: 1),
+    "endless": (endless_loop, lambda: 2),
+    "warns": (warns, lambda: 3),
+    "locked": (locked_edited, lambda: 1),
+    "deleted": (deleted, lambda: 1),
+}
+
+
+def run(*args, cwd, env=None, check=True, timeout=600):
+    start = time.monotonic()
+    p = subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                       env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", **(env or {})})
+    key = " ".join(str(a) for a in args[:2])
+    DURATIONS[key] = DURATIONS.get(key, 0) + time.monotonic() - start
+    if check and p.returncode != 0:
+        raise AssertionError(f"{args} failed ({p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    return p
+
+
+def nbgrader(*args, cwd, **kw):
+    return run(BIN / "nbgrader", *args, cwd=cwd, **kw)
+
+
+def scores_in_gradebook(root: Path) -> dict:
+    """{(student, cell): (auto_score, max_score)} and {student: total} from nbgrader's gradebook."""
+    from nbgrader.api import Gradebook
+
+    cells, totals = {}, {}
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}", "device-course") as gb:
+        for s in gb.students:
+            sub = gb.find_submission(ASSIGNMENT, s.id)
+            totals[s.id] = round(sub.score, 2)
+            for nbk in sub.notebooks:
+                for g in nbk.grades:
+                    cells[(s.id, g.name)] = (g.auto_score, g.max_score, g.needs_manual_grade)
+    return cells, totals
+
+
+@pytest.fixture(scope="module")
+def classroom(tmp_path_factory):
+    """The whole loop, once; returns its folders and outputs."""
+    base = tmp_path_factory.mktemp("classroom")
+    root, exchange, homes = base / "course", base / "exchange", base / "homes"
+    exchange.mkdir()
+    out = {"root": root, "exchange": exchange, "base": base}
+    xflag = f"--Exchange.root={exchange}"
+
+    run(sys.executable, "-m", "grader.classroom", "generate", root, "--only", "masked_mean,noise_batch", cwd=ROOT)
+    SPLIT.update({e.name: blocks.split(e, _shipped(e)) for e in (MM, NB)})
+    nbgrader("generate_assignment", ASSIGNMENT, cwd=root)
+    out["validate_source"] = nbgrader("validate", f"source/{ASSIGNMENT}/{NOTEBOOK}", cwd=root, check=False)
+    out["validate_release"] = nbgrader("validate", f"release/{ASSIGNMENT}/{NOTEBOOK}", cwd=root, check=False)
+    nbgrader("release_assignment", ASSIGNMENT, xflag, cwd=root)
+
+    fetched = homes / "_fetch"
+    fetched.mkdir(parents=True)
+    nbgrader("fetch_assignment", ASSIGNMENT, "--course", EXCHANGE_COURSE, xflag, cwd=fetched)
+
+    def submit(learner):
+        home = homes / learner
+        shutil.copytree(fetched / ASSIGNMENT, home / ASSIGNMENT)
+        path = home / ASSIGNMENT / NOTEBOOK
+        nb = nbformat.read(path, as_version=4)
+        LEARNERS[learner][0](nb)
+        nbformat.write(nb, path)
+        if learner in THROUGH_THE_EXCHANGE:
+            nbgrader("submit", ASSIGNMENT, "--course", EXCHANGE_COURSE, "--student", learner, xflag, cwd=home)
+        else:  # as collect leaves a submission (each nbgrader start costs seconds on a busy machine)
+            shutil.copytree(home / ASSIGNMENT, root / "submitted" / learner / ASSIGNMENT)
+            (root / "submitted" / learner / ASSIGNMENT / "timestamp.txt").write_text("2026-01-05 10:00:00.000000 UTC")
+
+    with ThreadPoolExecutor(4) as pool:  # each learner submits from a home of their own
+        list(pool.map(submit, LEARNERS))
+    nbgrader("collect", ASSIGNMENT, xflag, cwd=root)
+
+    parallel_root = base / "course-parallel"
+    shutil.copytree(root, parallel_root)
+    out["stock"] = nbgrader("autograde", ASSIGNMENT, cwd=root)
+    out["parallel"] = run(sys.executable, "-m", "grader.classroom", "autograde", ASSIGNMENT, "--root", parallel_root,
+                          "--workers", "2", cwd=ROOT)
+    out["parallel_root"] = parallel_root
+    nbgrader("generate_feedback", ASSIGNMENT, cwd=root)
+    nbgrader("export", cwd=root)
+    yield out
+    print("durations (s):", {k: round(v, 1) for k, v in DURATIONS.items()})
+
+
+def _shipped(ex):
+    from grader import runner
+
+    return runner.grade(ex, ex.exercise_file).results
+
+
+def test_points_are_split_into_blocks_that_sum_to_the_exercise(classroom):
+    assert [b.name for b in SPLIT["masked_mean"]] == ["accelerator", "copies"]
+    assert [b.name for b in SPLIT["noise_batch"]] == ["accelerator"]
+    for ex in (MM, NB):
+        assert round(sum(b.points for b in SPLIT[ex.name]), 6) == ex.points
+        assert all(b.requires[1:] == ("cpu",) for b in SPLIT[ex.name])  # what worked must keep working
+
+
+def test_the_source_validates_and_the_release_fails_as_shipped(classroom):
+    assert "Success! Your notebook passes all the tests." in classroom["validate_source"].stdout
+    release = classroom["validate_release"].stdout
+    assert "Success!" not in release and "failed" in release
+    assert "makes the tensor on cpu" in release or "does not pass yet" in release
+
+
+def test_released_files_hold_no_hidden_test_and_no_solution(classroom):
+    released = list((classroom["root"] / "release").rglob("*.ipynb"))
+    released += list((classroom["exchange"] / EXCHANGE_COURSE / "outbound").rglob("*.ipynb"))
+    assert len(released) == 2
+    for f in released:
+        text = f.read_text()
+        for secret in ("BEGIN HIDDEN TESTS", "fresh=True", "BEGIN SOLUTION", "device=x.device",
+                       "torch.randn(batch_size, features, device=device)", '"devcourse"'):
+            assert secret not in text, f"{f} holds {secret!r}"
+        nb = nbformat.read(f, as_version=4)
+        assert cell(nb, "masked_mean-answer").source == source.released_answer(MM)  # the broken program
+        assert "positions = torch.arange(T) " in cell(nb, "masked_mean-answer").source
+
+
+def test_each_learner_gets_the_expected_score_in_the_exported_csv(classroom):
+    with open(classroom["root"] / "grades.csv") as f:
+        rows = {r["student_id"]: float(r["score"]) for r in csv.DictReader(f)}
+    expected = {learner: round(score(), 2) for learner, (_, score) in LEARNERS.items()}
+    assert {k: round(v, 2) for k, v in rows.items()} == expected
+
+
+def test_feedback_is_generated_for_every_learner(classroom):
+    for learner in LEARNERS:
+        assert (classroom["root"] / "feedback" / learner / ASSIGNMENT / f"{ASSIGNMENT}.html").is_file()
+
+
+def test_parallel_autograde_ends_in_the_same_gradebook_as_stock_autograde(classroom):
+    assert "autograding" in classroom["parallel"].stdout and f"Autograded {len(LEARNERS)} of" in classroom["parallel"].stdout
+    stock_cells, stock_totals = scores_in_gradebook(classroom["root"])
+    ours_cells, ours_totals = scores_in_gradebook(classroom["parallel_root"])
+    assert len(stock_cells) == len(LEARNERS) * 3  # three test cells per learner
+    assert ours_cells == stock_cells
+    assert ours_totals == stock_totals
+
+
+# ---- the kernel side, without nbgrader ----------------------------------------------------------------
+def test_a_warning_in_the_grading_reaches_no_stderr_and_a_failure_still_raises(monkeypatch, capfd):
+    from grader import runner
+
+    real_grade = runner.grade
+
+    def noisy_grade(ex, file, device=None):
+        import warnings
+
+        warnings.warn("something PyTorch would say", UserWarning)
+        print("to stderr", file=sys.stderr)
+        os.write(2, b"to fd 2\n")
+        return real_grade(ex, file, device)
+
+    monkeypatch.setattr(runner, "grade", noisy_grade)
+    monkeypatch.setattr(kernel, "_history", lambda: [f"%%answer noise_batch\n{fixed(NB)}"])
+    kernel.require("noise_batch", "accelerator", "cpu", fresh=True)
+    assert capfd.readouterr().err == ""
+    monkeypatch.setattr(kernel, "_history", lambda: [f"%%answer noise_batch\n{source.broken_code(NB)}"])
+    with pytest.raises(kernel.NotYet, match="pass device= to the function that creates it"):
+        kernel.require("noise_batch", "accelerator", "cpu", fresh=True)
+    assert capfd.readouterr().err == ""
+
+
+def test_the_answer_is_the_last_run_of_its_cell_and_keeps_its_line_numbers():
+    history = ["%%answer noise_batch\nx = 1", "print(2)", "%%answer noise_batch\ny = 2\nz = 3", "%%answer other\n"]
+    code = kernel.answer_source("noise_batch", history)
+    assert code.splitlines()[1:] == ["y = 2", "z = 3"]  # line 2 of the cell is line 2 of the graded file
+    with pytest.raises(kernel.NotAnswered, match="keep that first line"):
+        kernel.answer_source("masked_mean", history)
+
+
+def test_the_self_check_says_what_devcourse_check_says():
+    ex = NB
+    from grader import runner
+
+    g = runner.grade(ex, ex.exercise_file)
+    ours = report.plain(g)
+    cli = run(BIN / "devcourse", "check", ex.name, cwd=ROOT, check=False).stdout
+    for r in g.failures:
+        assert r.message.split(":")[0] in ours and r.message.split(":")[0] in cli
+    assert "does not pass yet" in ours or "Not yet" in ours
+    table = [ln for ln in ours.splitlines() if "noise lands on" in ln or "noise lands" in ln]
+    assert table and all(ln in cli for ln in table)
