@@ -241,6 +241,15 @@ def test_parallel_autograde_ends_in_the_same_gradebook_as_stock_autograde(classr
     assert len(stock_cells) == len(LEARNERS) * 3  # three test cells per learner
     assert ours_cells == stock_cells
     assert ours_totals == stock_totals
+    assert stock_cells[("deleted", "masked_mean-copies")][0] is None  # a deleted test cell is never scored
+    assert stock_cells[("locked", "masked_mean-accelerator")][0] == 0  # an edited test cell was restored
+
+
+def test_the_self_check_shows_its_report_once_as_html_with_plain_text(classroom):
+    path = classroom["root"] / "autograded" / "fixed" / ASSIGNMENT / NOTEBOOK
+    outputs = cell(nbformat.read(path, as_version=4), "masked_mean-check").outputs
+    assert [o.output_type for o in outputs] == ["display_data"]
+    assert "<pre" in outputs[0].data["text/html"] and "masked_mean passes" in outputs[0].data["text/plain"]
 
 
 # ---- the kernel side, without nbgrader ----------------------------------------------------------------
