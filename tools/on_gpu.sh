@@ -31,9 +31,9 @@ if want fidelity; then
   fi
 fi
 if want verdicts; then
-  python3 tools/verdicts.py --out "$out/${ngpu}gpu.json" --markdown "$out/${ngpu}gpu.md" > "$out/verdicts.log" 2>&1
+  python3 tools/verdicts.py --jobs 6 --out "$out/${ngpu}gpu.json" --markdown "$out/${ngpu}gpu.md" > "$out/verdicts.log" 2>&1
   if [ "$ngpu" -gt 1 ]; then
-    CUDA_VISIBLE_DEVICES=0 python3 tools/verdicts.py --out "$out/1gpu.json" --markdown "$out/1gpu.md" >> "$out/verdicts.log" 2>&1
+    CUDA_VISIBLE_DEVICES=0 python3 tools/verdicts.py --jobs 6 --out "$out/1gpu.json" --markdown "$out/1gpu.md" >> "$out/verdicts.log" 2>&1
   fi
 fi
 if want course; then
