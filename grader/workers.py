@@ -365,7 +365,13 @@ def _last_lines(text: str, n: int = 5) -> str:
 # Serving: one socket per family; JSON lines
 # ----------------------------------------------------------------------------------------------------------
 def _prepare(family: str) -> None:
-    """What every worker of this family needs, imported once (and nothing that initialises a GPU)."""
+    """What every worker of this family needs, imported once (and nothing that initialises a GPU).
+
+    The simulated family hides the machine's real GPUs: its legs then run the same way on a laptop and on a GPU
+    server (code that looks for CUDA finds none, as on a laptop), and the autograd engine, which starts a thread
+    per CUDA device at a process's first backward, starts none there, so its forks can run backward."""
+    if family == "sim":
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
     import importlib
 
     import _pytest.config as _pytest_config

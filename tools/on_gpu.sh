@@ -54,4 +54,4 @@ print(" ".join(str(p.relative_to(record.ROOT)) for p in record.toc_pages() if (r
     -o addopts= > "$out/record_check.log" 2>&1
   tar czf "$out/recorded.tgz" book/_recorded
 fi
-tail -5 "$out"/*.log
+tail -n 5 "$out"/*.log

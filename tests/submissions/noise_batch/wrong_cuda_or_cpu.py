@@ -1,4 +1,5 @@
 # expect: pass device= to the function that creates it
+# on cuda: passes (it knows only CUDA; the simulator stands for any other accelerator, where it fails, as on MPS)
 import torch
 
 
