@@ -8,7 +8,8 @@
   `devcourse check` shows.
 * `require(NAME, BLOCKS...)` (the test cells, nbgrader "autograder tests") fails unless every check of those
   blocks passes (grader.classroom.blocks). With `fresh=True` (in the hidden part) it grades the answer again
-  instead of reusing the self-check's grade.
+  instead of reusing the self-check's grade. While nbgrader autogrades (NBGRADER_EXECUTION=autograde), every
+  cell uses that fresh grade: one grading per answer per run, none made before the run.
 
 The answer is read from the kernel's input history (the last executed cell starting with `%%answer NAME`),
 so it is found even if the first cell, which loads the magic, was deleted. Grading writes nothing to the
@@ -82,12 +83,16 @@ def quiet():
     """Nothing reaches this cell's stderr inside: warnings are ignored, Python's and the file descriptor's
     stderr go to a scratch file."""
     sink = io.StringIO()
-    saved = None
-    with contextlib.suppress(Exception):
+    saved = scratch = None
+    try:
         sys.stderr.flush()
-        saved = os.dup(2)
         scratch = tempfile.TemporaryFile()
+        saved = os.dup(2)
         os.dup2(scratch.fileno(), 2)
+    except (OSError, ValueError, AttributeError):  # no fd 2 to redirect: Python's stderr still is
+        if saved is not None:
+            os.close(saved)
+            saved = None
     try:
         with warnings.catch_warnings(), contextlib.redirect_stderr(sink):
             warnings.simplefilter("ignore")
@@ -96,6 +101,7 @@ def quiet():
         if saved is not None:
             os.dup2(saved, 2)
             os.close(saved)
+        if scratch is not None:
             scratch.close()
 
 
@@ -107,9 +113,12 @@ def _folder() -> Path:
 
 
 def grade(name: str, fresh: bool = False, history: list[str] | None = None):
-    """The Grade of the current answer to `name` (cached per answer text; `fresh` grades it once more)."""
+    """The Grade of the current answer to `name`, cached per answer text. `fresh` (the hidden tests) grades it
+    once more instead of reusing the self-check's grade. While nbgrader autogrades, every cell uses the fresh
+    grade, so that each answer is graded once per autograding run."""
     from grader import course, runner
 
+    fresh = fresh or os.environ.get("NBGRADER_EXECUTION") == "autograde"
     exercise = course.get(name)
     code = answer_source(name, history)
     key = (name, hashlib.sha256(code.encode()).hexdigest(), fresh)

@@ -92,14 +92,18 @@ def autograde(root: Path, assignment: str, students: list[str] | None = None, wo
     results = []
     try:
         with Client(scheduler or cluster) as client:
-            futures = [client.submit(autograde_one, str(root), assignment, s, force, key=f"autograde-{assignment}-{s}",
-                                     pure=False) for s in students]
+            futures = {client.submit(autograde_one, str(root), assignment, s, force, key=f"autograde-{assignment}-{s}",
+                                     pure=False): s for s in students}
             columns = (TextColumn("autograding {task.description}"), BarColumn(), MofNCompleteColumn(),
                        TimeElapsedColumn(), TextColumn("{task.fields[last]}"))
             with Progress(*columns, console=console, disable=not progress) as bar:
                 task = bar.add_task(assignment, total=len(futures), last="")
                 for fut in as_completed(futures):
-                    r = fut.result()
+                    try:
+                        r = fut.result()
+                    except Exception as exc:  # noqa: BLE001 - a worker that died: report it, grade the rest
+                        r = {"student": futures[fut], "success": False, "log": "", "seconds": 0.0,
+                             "error": f"the Dask task failed: {type(exc).__name__}: {exc}"}
                     results.append(r)
                     mark = "✓" if r["success"] else "✗"
                     bar.update(task, advance=1, last=f"{mark} {r['student']} ({r['seconds']:.1f} s)")
