@@ -38,18 +38,20 @@ defaults: list = []
 class SimGenerator(_CGenerator):
     """A generator of a simulated device (a CPU generator underneath)."""
 
-    def __new__(cls, idx=0):
+    def __new__(cls, idx=0, indexed=True):
         g = _CGenerator.__new__(cls)
         g._sim_idx = idx
+        g._sim_indexed = indexed
         _by_cdata[g._cdata] = g
         return g
 
-    def __init__(self, idx=0):
+    def __init__(self, idx=0, indexed=True):
         pass
 
     @property
     def device(self):
-        return config.dev(self._sim_idx)
+        # As CUDA's: a generator made for 'cuda' reports device(type='cuda'), one made for 'cuda:1' cuda:1.
+        return config.dev(self._sim_idx) if self._sim_indexed else torch.device(config.DEVICE_TYPE)
 
     def __reduce__(self):
         return (_rebuild, (self._sim_idx, self.get_state()))
@@ -98,7 +100,7 @@ class _GeneratorMeta(type(_CGenerator)):
         if dv.type == config.DEVICE_TYPE:
             idx = config.index(dv)
             config.check_index(idx)
-            return SimGenerator(idx)
+            return SimGenerator(idx, indexed=dv.index is not None)
         return _CGenerator(device)
 
 

@@ -10,7 +10,8 @@ import grader.simulated as gs
 
 def test_torch_generator_with_sim_device():
     g = torch.Generator(device="sim")
-    assert g.device == torch.device("sim:0") and isinstance(g, torch.Generator)
+    # As on CUDA (fidelity_cuda.json, recorded on H100s): a generator made for 'cuda' reports no index.
+    assert g.device == torch.device("sim") and isinstance(g, torch.Generator)
     assert torch.Generator(device="sim:1").device == torch.device("sim:1")
     assert torch.Generator("sim").device.type == "sim"
     cpu = torch.Generator()
