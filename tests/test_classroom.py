@@ -296,3 +296,29 @@ def test_the_self_check_says_what_devcourse_check_says():
     assert "does not pass yet" in ours or "Not yet" in ours
     table = [ln for ln in ours.splitlines() if "noise lands on" in ln or "noise lands" in ln]
     assert table and all(ln in cli for ln in table)
+
+
+# ---- generation, without nbgrader ----------------------------------------------------------------------
+def test_assignments_follow_the_parts_of_the_book_or_its_chapters():
+    from grader.classroom import generate
+
+    parts = generate.assignments()
+    assert [a for a, _, _ in parts] == ["part1-where-tensors-live", "part2-feeding-the-device",
+                                        "part3-inside-the-accelerator", "part4-putting-it-together"]
+    assert sum(len(exs) for _, _, groups in parts for _, exs in groups) == len(course.load())
+    chapters = generate.assignments(per_chapter=True, only=["masked_mean", "noise_batch"])
+    assert [a for a, _, _ in chapters] == ["tensors-and-devices", "device-mismatch"]
+    with pytest.raises(KeyError, match="nope"):
+        generate.assignments(only=["nope"])
+
+
+def test_a_cost_only_bug_puts_every_point_on_the_copies_block():
+    from grader.runner import CheckResult
+
+    ex = course.get("causal_mask")
+    cost = sorted(blocks.cost_checks(ex.grader_file))
+    assert cost  # its grader measures copies
+    results = [CheckResult("test_mask_is_right_and_on_the_device", leg, "passed") for leg in ("cpu", "sim:0")]
+    results += [CheckResult(cost[0], "cpu", "passed"), CheckResult(cost[0], "sim:0", "failed", "1 copy")]
+    (only,) = blocks.split(ex, results)
+    assert (only.name, only.points, only.requires) == ("copies", ex.points, ("copies", "cpu", "accelerator"))
