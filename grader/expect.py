@@ -5,7 +5,7 @@ any failure becomes a `GradeFailure` whose message names the bug and the fix, no
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import pytest
 import torch
@@ -71,6 +71,25 @@ def running(what: str, submission: Submission, explain_device_error: str | None 
         integrity.verify()  # before the check looks at what the learner's code returned
     except integrity.IntegrityError as exc:
         raise GradeFailure(str(exc)) from None
+
+
+def made_current(device: torch.device):
+    """Make the leg's device the current one while learner code runs (nothing to do on the CPU), so that an
+    index-less 'cuda', .cuda() or synchronize() means this leg's device on a GPU as on the simulator."""
+    if device.type != "cpu" and device.index is not None:
+        return torch.accelerator.device_index(device.index)
+    return nullcontext()
+
+
+def keep_busy(device: torch.device) -> None:
+    """Queue work that the device is still running when Python goes on (about 0.1 s on a GPU; the simulated
+    device always runs behind the host)."""
+    if device.type == "cuda":
+        torch.cuda._sleep(200_000_000)
+    elif device.type != "cpu":
+        x = torch.ones(64, device=device)
+        for _ in range(64):
+            x = x * 1.0
 
 
 def expect_tensor(value, what: str) -> torch.Tensor:

@@ -8,12 +8,14 @@ workers wait for each other's short writes (a busy timeout); a Postgres gradeboo
 
 The cluster is a dask.distributed LocalCluster (one worker process per core by default) or any running
 Dask scheduler (`--scheduler tcp://host:8786`, e.g. dask-jobqueue's SLURMCluster on GPU nodes; the course
-folder must then be at the same path on every worker).
+folder must then be at the same path on every worker). Each worker grades through warm grading processes
+of its own (grader.daemon), which this host stops at the end and other hosts' end after their idle minutes.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -63,10 +65,17 @@ def autograde_one(root: str, assignment: str, student: str, force: bool = True) 
     """One submission, in a worker process: nbgrader's Autograde converter via NbGraderAPI."""
     start = time.monotonic()
     os.chdir(root)
+    # Warm grading processes of this worker's own (the kernels it starts inherit the variable): one daemon
+    # grades one submission at a time, so workers sharing one would wait for each other.
+    os.environ["DEVCOURSE_DAEMON_DIR"] = worker_daemon_dir()
     api, _ = _api(Path(root))
     result = api.autograde(assignment, student, force=force, create=True)
     return {"student": student, "success": bool(result.get("success")), "error": result.get("error", ""),
-            "log": result.get("log", ""), "seconds": time.monotonic() - start}
+            "log": result.get("log", ""), "seconds": time.monotonic() - start, "daemon": worker_daemon_dir()}
+
+
+def worker_daemon_dir() -> str:
+    return os.path.join(tempfile.gettempdir(), f"devcourse-autograde-{os.getuid()}-{os.getpid()}")
 
 
 def autograde(root: Path, assignment: str, students: list[str] | None = None, workers: int | None = None,
@@ -84,8 +93,6 @@ def autograde(root: Path, assignment: str, students: list[str] | None = None, wo
     if not students:
         raise FileNotFoundError(f"no submissions of {assignment} under {root / 'submitted'}")
     create_students(root, students)
-    if scheduler is None:
-        daemon.ensure()  # the warm grading processes are shared by every kernel on this host: start them once
     workers = workers or max(1, min(len(students), os.cpu_count() or 1))
     cluster = None if scheduler else LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                                     dashboard_address=None, silence_logs=40)
@@ -110,4 +117,6 @@ def autograde(root: Path, assignment: str, students: list[str] | None = None, wo
     finally:
         if cluster is not None:
             cluster.close()
+        for where in {r["daemon"] for r in results if r.get("daemon")}:  # this host's workers' daemons
+            daemon.stop(Path(where))
     return results

@@ -5,11 +5,10 @@ accelerator. Code that only knows some kinds by name (cuda, mps) fails where the
 that is the bug this exercise teaches. Each check runs with the leg's device made current
 (torch.accelerator.device_index), so the index a bare device resolves to is the leg's."""
 
-import contextlib
 
 import torch
 
-from grader.expect import canonical, expect_tensor, fail, running
+from grader.expect import canonical, expect_tensor, fail, made_current, running
 
 FIX = ("ask torch.accelerator which accelerator this machine has (torch.accelerator.is_available(), "
        "torch.accelerator.current_accelerator()) instead of comparing it with a list of names; "
@@ -20,13 +19,6 @@ def expected_device() -> torch.device:
     if torch.accelerator.is_available():
         return torch.device(torch.accelerator.current_accelerator().type, torch.accelerator.current_device_index())
     return torch.device("cpu")
-
-
-def current(device):
-    """Make the leg's accelerator index the current one (nothing to do on the CPU leg)."""
-    if device.type != "cpu" and device.index is not None:
-        return torch.accelerator.device_index(device.index)
-    return contextlib.nullcontext()
 
 
 def describe(expected: torch.device) -> str:
@@ -48,7 +40,7 @@ def resolve(chosen, what: str) -> torch.device:
 
 
 def test_picks_the_accelerator_when_there_is_one(submission, device):
-    with current(device):
+    with made_current(device):
         expected = expected_device()
         with running("pick_device()", submission):
             chosen = submission.pick_device()
@@ -65,7 +57,7 @@ def test_picks_the_accelerator_when_there_is_one(submission, device):
 
 def test_build_model_puts_the_model_there(submission, device):
     in_features, classes = int(torch.randint(3, 20, ())), int(torch.randint(2, 9, ()))
-    with current(device):
+    with made_current(device):
         expected = expected_device()
         with running(f"build_model({in_features}, {classes})", submission):
             model = submission.build_model(in_features, classes)

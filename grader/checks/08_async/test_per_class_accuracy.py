@@ -16,40 +16,15 @@ Limit: a submission that synchronises *before* its non_blocking copy and never a
 on the simulator only; on a GPU the copy of a few bytes may land before Python reads it (a real race, which
 the check cannot force). The shipped bug and the usual fixes do not depend on that race."""
 
-import contextlib
 import random
 
 import torch
 
-from grader.expect import fail, measure, running
+from grader.expect import fail, keep_busy, made_current, measure, running
 
 FIX = ("the host read the result before the copy finished: a copy to the CPU with non_blocking=True returns "
        "before the device has run it. Wait for it (synchronize the device, or an event recorded after the copy) "
        "before reading, or copy without non_blocking.")
-
-
-def keep_busy(device):
-    """Queue work so that the device is still busy when the learner's function returns."""
-    if device.type == "cuda":
-        torch.cuda._sleep(200_000_000)  # ~0.1 s of GPU time
-    elif device.type != "cpu":
-        x = torch.ones(64, device=device)
-        for _ in range(64):
-            x = x * 1.0
-
-
-@contextlib.contextmanager
-def current(device):
-    mod = torch.get_device_module(device) if device.type != "cpu" else None
-    if mod is None or not hasattr(mod, "set_device") or device.index is None:
-        yield
-        return
-    before = mod.current_device()
-    mod.set_device(device.index)
-    try:
-        yield
-    finally:
-        mod.set_device(before)
 
 
 def batch(device):
@@ -62,7 +37,7 @@ def batch(device):
 
 
 def call(submission, device, logits, labels, classes):
-    with current(device), running(f"per_class_accuracy(logits, labels, {classes}) on {device}", submission):
+    with made_current(device), running(f"per_class_accuracy(logits, labels, {classes}) on {device}", submission):
         keep_busy(device)  # after making the device current: torch.cuda._sleep runs on the current device
         return submission.per_class_accuracy(logits, labels, classes)
 

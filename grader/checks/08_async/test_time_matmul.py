@@ -28,7 +28,7 @@ import timeit
 
 import torch
 
-from grader.expect import fail, measure, running
+from grader.expect import fail, keep_busy, made_current, measure, running
 
 FIX = ("on an accelerator `a @ b` only queues the product, so the clock measured launches. Synchronize the device before starting the clock and before stopping it (or time with device "
        "events).")
@@ -36,34 +36,11 @@ CLOCKS = [(time, n) for n in ("perf_counter", "perf_counter_ns", "time", "time_n
                               "process_time", "process_time_ns")] + [(timeit, "default_timer")]
 
 
-def keep_busy(device):
-    if device.type == "cuda":
-        torch.cuda._sleep(200_000_000)  # ~0.1 s of GPU time
-    elif device.type != "cpu":
-        x = torch.ones(64, device=device)
-        for _ in range(64):
-            x = x * 1.0
-
-
 def idle(device) -> bool:
     if device.type == "cpu":
         return True
     mod = torch.get_device_module(device)
     return bool(mod.current_stream(device).query())
-
-
-@contextlib.contextmanager
-def current(device):
-    mod = torch.get_device_module(device) if device.type != "cpu" else None
-    if mod is None or not hasattr(mod, "set_device") or device.index is None:
-        yield
-        return
-    before = mod.current_device()
-    mod.set_device(device.index)
-    try:
-        yield
-    finally:
-        mod.set_device(before)
 
 
 @contextlib.contextmanager
@@ -96,7 +73,7 @@ def run(submission, device):
     a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
     repeats = random.randint(3, 6)
     reads = []
-    with measure(device) as m, current(device):
+    with measure(device) as m, made_current(device):
         keep_busy(device)  # on the device made current: torch.cuda._sleep runs on the current device
         with running(f"time_matmul(a, b, {repeats}) with a, b on {device}", submission):
             with watched_clocks(vars(submission.module), device, m, reads):
