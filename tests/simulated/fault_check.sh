@@ -1,15 +1,25 @@
 #!/bin/bash
 # Mutation check for the simulator tests (issue 13): each line applies a fault, runs the tests that must
 # catch it (expect "N failed"), and restores the file from a backup. Run from anywhere: bash tests/simulated/fault_check.sh
-# apply a fault, run the given tests, expect failure, restore
+# The faults go into a private copy of the working tree (never the tree itself, which others may be editing or
+# committing, and which an interrupted run would leave broken); no .pyc is written, so a fault of the same
+# size as the original line is never masked by a cached one. The whole mutation run: tools/mutation/run.sh.
 cd "$(dirname "$0")/../.."
+REPO=$PWD
+PY=$REPO/.venv/bin/python
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/fault-check-XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C "$WORK"
+cd "$WORK"
+export PYTHONDONTWRITEBYTECODE=1
+# apply a fault, run the given tests, expect failure, restore
 run() {  # file sed-expr tests...
   f=$1; e=$2; shift 2
-  cp $f /tmp/fault_backup
-  sed -i "$e" $f
-  if cmp -s $f /tmp/fault_backup; then echo "FAULT NOT APPLIED: $e"; cp /tmp/fault_backup $f; return; fi
-  out=$(timeout 600 .venv/bin/python -m pytest "$@" -q -p no:cacheprovider 2>&1 | tail -1)
-  cp /tmp/fault_backup $f
+  cp "$f" "$WORK/.fault_backup"
+  sed -i "$e" "$f"
+  if cmp -s "$f" "$WORK/.fault_backup"; then echo "FAULT NOT APPLIED: $e"; cp "$WORK/.fault_backup" "$f"; return; fi
+  out=$(timeout 600 "$PY" -m pytest "$@" -q -p no:cacheprovider 2>&1 | tail -1)
+  cp "$WORK/.fault_backup" "$f"
   echo "[$e] -> $out"
 }
 run grader/simulated/tensor.py 's/    sync(func.__name__.split(".")\[0\], args\[0\]._idx)/    pass/' tests/simulated/test_async.py
