@@ -50,12 +50,11 @@ def edits():
 
 
 NOTES = (
-    "Why the gain is small on 2 cores: every grading already runs two processes at once (the real legs and the "
-    "simulated accelerator, in the warm grading processes that all kernels share), so stock autograde keeps both "
-    "cores busy while it grades; only the rest of each submission (nbconvert, starting a kernel, the gradebook) "
-    "leaves a core idle, and the Dask cluster's own start counts against the parallel run. The machine is shared: "
-    "with a higher load from other work the parallel run gets a larger share of the CPU, so the ratio moves with "
-    "the load (see the load averages)."
+    "Where the time goes on 2 cores: every grading already runs two processes at once (the real legs and the "
+    "simulated accelerator), so stock autograde keeps both cores partly busy while it grades; the parallel run "
+    "overlaps the rest of each submission (nbconvert, starting a kernel, the gradebook) and gives each Dask worker "
+    "warm grading processes of its own, at the price of starting them and the cluster. The machine is shared: the "
+    "ratio moves with the load from other work (see the load averages)."
 )
 
 
