@@ -10,7 +10,6 @@ torch is imported only when legs are enumerated, so that the learner's command-l
 from __future__ import annotations
 
 SIMULATED_LEGS = ["sim:0", "sim:1"]
-SIMULATED = SIMULATED_LEGS[0]
 
 
 def accelerator_legs() -> list[str]:
