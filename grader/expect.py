@@ -42,9 +42,15 @@ def is_out_of_memory(exc: BaseException) -> bool:
     return isinstance(exc, torch.OutOfMemoryError) or "can't allocate memory" in str(exc)
 
 
-def is_simulator_limit(exc: BaseException) -> bool:
-    """PyTorch's Python backend API lacks a few hooks (device generators, for one): correct code can hit them."""
-    return isinstance(exc, (NotImplementedError, RuntimeError)) and "PrivateUse1" in str(exc)
+def simulator_limit(exc: BaseException) -> str | None:
+    """What the simulator cannot do that `exc` ran into (PyTorch's Python backend API lacks a few hooks, which
+    correct code can hit), in a sentence; None when `exc` is the learner's own error."""
+    from grader.simulated import limit_message
+
+    named = limit_message(exc)
+    if named is None and isinstance(exc, (NotImplementedError, RuntimeError)) and "PrivateUse1" in str(exc):
+        named = str(exc).strip().splitlines()[0]
+    return named
 
 
 @contextmanager
@@ -56,10 +62,10 @@ def running(what: str, submission: Submission, explain_device_error: str | None 
     except (GradeFailure, SubmissionError):
         raise
     except Exception as exc:
-        if is_simulator_limit(exc):
-            first_line = str(exc).strip().splitlines()[0]
-            pytest.skip(f"the simulated accelerator cannot run {what} ({first_line}); not a fault of your code, "
-                        "which the other devices check")
+        limit = simulator_limit(exc)
+        if limit:  # said in the report; the grade counts only if another accelerator leg ran (Grade.missing_legs)
+            pytest.skip(f"the simulated accelerator cannot run {what}: {limit}. Not a fault of your code, which "
+                        "the other devices check")
         message = f"{what} raised {describe_exception(exc, submission.filename)}"
         if explain_device_error and is_device_error(exc):
             message += f"\n{explain_device_error}"

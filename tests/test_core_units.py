@@ -356,9 +356,12 @@ def test_error_classifiers():
     assert expect.is_out_of_memory(torch.OutOfMemoryError("x"))
     assert expect.is_out_of_memory(RuntimeError("DefaultCPUAllocator: can't allocate memory"))
     assert not expect.is_out_of_memory(RuntimeError("other"))
-    assert expect.is_simulator_limit(NotImplementedError("no PrivateUse1 hook"))
-    assert expect.is_simulator_limit(RuntimeError("PrivateUse1 lacks"))
-    assert not expect.is_simulator_limit(ValueError("PrivateUse1")) and not expect.is_simulator_limit(RuntimeError("x"))
+    assert expect.simulator_limit(NotImplementedError("no PrivateUse1 hook")) == "no PrivateUse1 hook"
+    assert expect.simulator_limit(RuntimeError("PrivateUse1 lacks")) == "PrivateUse1 lacks"
+    assert not expect.simulator_limit(ValueError("PrivateUse1")) and not expect.simulator_limit(RuntimeError("x"))
+    # A limit the simulator documents is named, with why (grader.simulated.LIMITS).
+    assert expect.simulator_limit(RuntimeError("no getNewGenerator hook")).startswith(
+        "simulator limit (raw_device_generator):")
 
 
 @pytest.fixture
@@ -393,7 +396,7 @@ def test_running_turns_exceptions_into_messages(learner):
                                            r"more memory than the grader allows \(4 GiB on each accelerator"):
         with expect.running("oom()", learner, explain_device_error="EXPLAIN"):
             learner.oom()
-    with pytest.raises(pytest.skip.Exception, match=r"cannot run limit\(\) \(PrivateUse1 has no generator\); not a fault"):
+    with pytest.raises(pytest.skip.Exception, match=r"cannot run limit\(\): PrivateUse1 has no generator\. Not a fault"):
         with expect.running("limit()", learner):
             learner.limit()
     for exc in (GradeFailure("as is"), SubmissionError("as is")):
