@@ -133,9 +133,10 @@ class _Counter(TorchDispatchMode):
                 kind = ("d2h" if dst.device.type == "cpu" else "h2d" if src.device.type == "cpu" else "d2d")
                 getattr(m, kind).append(Copy(str(src.device), str(dst.device), _nbytes(dst)))
                 return
-        on_device = any(_is_device(t, dev) for t in _tensors(args)) or any(_is_device(t, dev) for t in _tensors(out))
-        if dev.type == "cpu":
+        if dev.type == "cpu":  # everything is on the CPU: an op that makes a tensor ran there
             on_device = any(True for _ in _tensors(out))
+        else:
+            on_device = any(_is_device(t, dev) for t in _tensors(args)) or any(_is_device(t, dev) for t in _tensors(out))
         if on_device and (func in DATA_DEPENDENT or (func in _INDEXING and _has_mask(args[1]))):
             m.data_dependent.append(func.__name__.split(".")[0])
         if on_device and func not in _NOT_KERNELS and not func.is_view:
