@@ -1,7 +1,7 @@
-"""Stock `nbgrader autograde` against `devcourse classroom autograde` (Dask, one task per submission) on one
-class of simulated submissions, on this machine. Both start from the same collected submissions and a warm
-grading daemon; the script checks that both end with the same scores per student and cell in the gradebook,
-then prints a Markdown table (`--out FILE` also writes it there).
+"""Stock `nbgrader autograde` against `devcourse classroom autograde` (one task per submission, in local worker
+processes) on one class of simulated submissions, on this machine. Both start from the same collected
+submissions and a warm grading daemon; the script checks that both end with the same scores per student and
+cell in the gradebook, then prints a Markdown table (`--out FILE` also writes it there).
 
     python benchmarks/classroom_autograde.py --students 40 --workers 2 3 --out benchmarks/results/classroom_autograde.md
 """
@@ -50,21 +50,41 @@ def edits():
 
 
 NOTES = (
-    "Where the time goes on 2 cores: every grading already runs two processes at once (the real legs and the "
-    "simulated accelerator), so stock autograde keeps both cores partly busy while it grades; the parallel run "
-    "overlaps the rest of each submission (nbconvert, starting a kernel, the gradebook) and gives each Dask worker "
-    "warm grading processes of its own, at the price of starting them and the cluster. The machine is shared: the "
-    "ratio moves with the load from other work (see the load averages)."
+    "Where the time goes: a submission costs about 2 s of CPU, half in nbgrader (converting the notebook, "
+    "starting its kernel, the gradebook) and half in the warm grading processes (each exercise graded on the "
+    "real legs and on the simulated accelerator at once). Stock autograde grades one submission after another "
+    "and keeps about one core busy; `devcourse classroom autograde` runs one nbgrader per core, in processes "
+    "forked once nbgrader is imported, all grading through the one warm daemon, which grades several "
+    "submissions at once. A Dask LocalCluster in their place cost 6 s of CPU to start and a tenth of a core "
+    "to run (1.45x to 1.67x in earlier runs); Dask is used for a cluster (--scheduler). The machine is shared: "
+    "the ratio moves with the load from other work (see the load averages)."
 )
 
 
+def busy_seconds() -> float:
+    """CPU time the whole machine has spent busy (all processes, the grading daemon's too), from /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except OSError:
+        return float("nan")
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+BUSY: dict[str, float] = {}
+
+
 def run(*args, cwd) -> float:
+    busy = busy_seconds()
     start = time.monotonic()
     p = subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True,
                        env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"})
     if p.returncode:
         raise SystemExit(f"{args} failed:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
-    return time.monotonic() - start
+    took = time.monotonic() - start
+    BUSY[" ".join(map(str, args))] = (busy_seconds() - busy) / took
+    return took
 
 
 def gradebook(root: Path) -> dict:
@@ -82,7 +102,7 @@ def gradebook(root: Path) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--students", type=int, default=40)
-    p.add_argument("--workers", type=int, nargs="+", default=[2], help="one Dask run per count")
+    p.add_argument("--workers", type=int, nargs="+", default=[2], help="one run per count of worker processes")
     p.add_argument("--out")
     args = p.parse_args()
     base = Path(tempfile.mkdtemp(prefix="classroom-bench-"))
@@ -111,6 +131,8 @@ def main() -> None:
                         "--workers", w, cwd=ROOT)
         loads.append((f"after {w} workers", os.getloadavg()))
     same = all(gradebook(stock_root) == gradebook(root) for root in ours_roots.values())
+    cores = list(BUSY.values())[-1 - len(t_ours):]  # stock's run, then each of ours
+    ceiling = (os.cpu_count() or 1) / cores[0]
     n = args.students
     fmt = lambda la: " / ".join(f"{x:.2f}" for x in la)  # noqa: E731
     table = "\n".join([
@@ -119,11 +141,17 @@ def main() -> None:
         f"Machine: {platform.node()}, {os.cpu_count()} cores ({platform.processor() or platform.machine()}), "
         f"Python {platform.python_version()}; shared with other engineers' work while it ran.",
         "",
-        "| run | wall (s) | per submission (s) | speed-up |",
-        "| --- | ---: | ---: | ---: |",
-        f"| stock `nbgrader autograde` (one after another) | {t_stock:.1f} | {t_stock / n:.2f} | 1.00× |",
-        *[f"| `devcourse classroom autograde --workers {w}` (Dask LocalCluster) | {t:.1f} | {t / n:.2f} | "
-          f"{t_stock / t:.2f}× |" for w, t in t_ours.items()],
+        "| run | wall (s) | per submission (s) | speed-up | cores busy (average) |",
+        "| --- | ---: | ---: | ---: | ---: |",
+        f"| stock `nbgrader autograde` (one after another) | {t_stock:.1f} | {t_stock / n:.2f} | 1.00× | "
+        f"{cores[0]:.2f} |",
+        *[f"| `devcourse classroom autograde --workers {w}` (local worker processes) | {t:.1f} | {t / n:.2f} | "
+          f"{t_stock / t:.2f}× | {c:.2f} |" for (w, t), c in zip(t_ours.items(), cores[1:])],
+        "",
+        f"Cores busy: the whole machine's busy CPU time during the run over its wall time (the grading "
+        f"processes included). Stock autograde keeps {cores[0]:.2f} of the {os.cpu_count()} cores busy by itself, "
+        f"so no way of spreading the same work over this machine can be faster than "
+        f"{os.cpu_count()} / {cores[0]:.2f} = {ceiling:.2f}× here.",
         "",
         "Load average (1 / 5 / 15 min): " + "; ".join(f"{when} {fmt(la)}" for when, la in loads) + ".",
         "",

@@ -69,8 +69,9 @@ def stop(where: Path | None = None) -> bool:
     return stopped
 
 
-def ensure(where: Path | None = None) -> Path:
-    """The folder of a running, up-to-date daemon, started if need be."""
+def ensure(where: Path | None = None, wait: bool = True) -> Path:
+    """The folder of a running, up-to-date daemon, started if need be. With wait=False, return as soon as one
+    is starting (grader.launch starts it this way before the tool's own imports)."""
     where = where or folder()
     where.mkdir(parents=True, exist_ok=True, mode=0o700)
     digest = code_digest()
@@ -82,21 +83,49 @@ def ensure(where: Path | None = None) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two checks started at once start one daemon
         if _alive(where, digest):
             return where
-        stop(where)
-        for fam in FAMILIES:
-            with contextlib.suppress(FileNotFoundError):
-                (where / f"{fam}.sock").unlink()
-        with open(where / "daemon.log", "ab") as log:
-            subprocess.Popen([sys.executable, "-m", "grader.workers", "serve", "--dir", str(where)],
-                             cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-                             env={**os.environ, "PYTHONPATH": _pythonpath()})
+        if not _starting(where, digest):
+            stop(where)
+            for fam in FAMILIES:
+                with contextlib.suppress(FileNotFoundError):
+                    (where / f"{fam}.sock").unlink()
+            with open(where / "daemon.log", "ab") as log:
+                proc = subprocess.Popen([sys.executable, "-m", "grader.workers", "serve", "--dir", str(where)],
+                                        cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                        start_new_session=True, env={**os.environ, "PYTHONPATH": _pythonpath()})
+            (where / "starting").write_text(f"{proc.pid} {digest}")
+        if not wait:
+            return where
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
             if all((where / f"{fam}.sock").exists() for fam in FAMILIES) and _alive(where, digest):
                 return where
+            if not _starting(where, digest):  # it died: say why at once
+                break
             time.sleep(0.02)
     tail = (where / "daemon.log").read_text(errors="replace")[-2000:]
-    raise DaemonError(f"the grading processes did not start within {START_TIMEOUT:g} s:\n{tail}")
+    raise DaemonError(f"the grading processes did not start (within {START_TIMEOUT:g} s):\n{tail}")
+
+
+def _starting(where: Path, digest: str) -> bool:
+    """A daemon of this code was started less than START_TIMEOUT ago (maybe by `ensure(wait=False)`) and is
+    still running: it is getting ready, so no second one is started."""
+    marker = where / "starting"
+    try:
+        pid, started_digest = marker.read_text().split()
+        if time.time() - marker.stat().st_mtime > START_TIMEOUT:
+            return False
+        os.kill(int(pid), 0)
+    except (OSError, ValueError):
+        return False
+    return started_digest == digest and not _is_zombie(int(pid))
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return False
 
 
 def _pythonpath() -> str:

@@ -5,9 +5,14 @@ MPS) and `sim.sock` (the simulated accelerator, installed in that zygote only, s
 process-wide and for good). A zygote has imported torch, pytest and the grader but has never initialised a
 GPU and never run learner code. For each job it starts a *worker* that grades one submission and ends:
 
-* where `fork` is safe (Linux), the worker is a fork of the zygote, so CUDA is initialised after the fork;
+* where `fork` is safe (Linux), the worker is a fork of the zygote, so CUDA is initialised after the fork.
+  Each job has a *handler* (a fork of the zygote that starts the worker, watches it and answers), so that
+  a zygote grades several jobs at once (a class graded in parallel, two checks started together);
 * elsewhere (macOS, or `DEVCOURSE_WORKERS=spawn`), a spare worker is kept started and warm, and replaced
-  after each job.
+  after each job; jobs are graded one at a time.
+
+A zygote answers at once after its start, through a *stand-in* (a fork) while it imports what only some
+learner code needs (WARM_UP_IMPORTS), then takes over.
 
 The worker runs pytest in-process and sends its records through a pipe of its own, each stamped with a
 token the zygote made for this job. The zygote trusts only what it can check: the list of checks sent
@@ -146,7 +151,7 @@ def _limit_host_memory(spec: str) -> None:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# The zygote: one job at a time, each in a new worker
+# The zygote: each job in a new worker
 # ----------------------------------------------------------------------------------------------------------
 class Spare:
     """A worker started ahead of time (spawn mode), waiting on stdin for its one job."""
@@ -194,6 +199,7 @@ class Zygote:
             ofd, owfd = os.pipe()
             pid = _fork()
             if pid == 0:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 if self.family == "sim":  # a fork on purpose: this worker may use the simulator its parent set up
                     from grader.simulated import reset_after_fork
 
@@ -365,7 +371,7 @@ def _last_lines(text: str, n: int = 5) -> str:
 # Serving: one socket per family; JSON lines
 # ----------------------------------------------------------------------------------------------------------
 def _prepare(family: str) -> None:
-    """What every worker of this family needs, imported once (and nothing that initialises a GPU).
+    """What every worker of this family needs before its first job (and nothing that initialises a GPU).
 
     The simulated family hides the machine's real GPUs: its legs then run the same way on a laptop and on a GPU
     server (code that looks for CUDA finds none, as on a laptop), and the autograd engine, which starts a thread
@@ -379,12 +385,15 @@ def _prepare(family: str) -> None:
     import pytest_timeout  # noqa: F401
     import torch
 
-    from grader import expect, instruments, integrity, plugin  # noqa: F401
+    from grader import course, expect, instruments, integrity, plugin  # noqa: F401
 
     instruments.warm_up()
     for name in _pytest_config.default_plugins:  # what pytest.main would import in every worker
         with contextlib.suppress(ImportError):
             importlib.import_module(f"_pytest.{name}")
+    for name in FIRST_JOB_IMPORTS:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
 
     if family == "sim":
         from grader import simulated
@@ -393,12 +402,56 @@ def _prepare(family: str) -> None:
             simulated.install()
             # Warm the simulator's caches with forward work (no backward: the autograd engine would start
             # device threads, and threads do not survive a fork).
-            with torch.no_grad():
+            with torch.no_grad(), _dtensor_class_placeholder():
                 a = torch.randn(8, 8, device="sim:0")
                 (a @ a + a.mean()).relu().sum(dim=0).to("sim:1").cpu()
     import gc
 
     gc.freeze()  # what is here now is never collected: a worker's garbage collections stay short
+
+
+@contextlib.contextmanager
+def _dtensor_class_placeholder():
+    """The first time PyTorch's C++ dispatch meets a tensor subclass, it looks up DTensor's class once for the
+    process (to tell DTensors apart), importing torch.distributed.tensor and with it sympy: 0.8 s of the
+    simulated family's start on two cores, before the first check can run. The simulator's tensors are
+    never DTensors, so that one lookup is shown a class nothing is an instance of; the module is then
+    removed again, so code that imports torch.distributed.tensor gets the real one (sympy is imported
+    later, in _warm_up). Where PyTorch no longer caches that lookup, this only costs the import later."""
+    import types
+
+    name = "torch.distributed.tensor"
+    if name in sys.modules:
+        yield
+        return
+    placeholder = types.ModuleType(name)
+    placeholder.DTensor = type("NotADTensor", (), {})
+    sys.modules[name] = placeholder
+    try:
+        yield
+    finally:
+        if sys.modules.get(name) is placeholder:
+            del sys.modules[name]
+
+
+#: Imported by every grading run (pytest's debugging and config plugins); cheap, so before the first job.
+FIRST_JOB_IMPORTS = ("pdb", "faulthandler", "tomllib", "_pytest._argcomplete")
+#: Imported by some learner code on first use, and slow: an optimizer's first step imports torch._dynamo
+#: (PyTorch wraps it in torch._disable_dynamo), about a second and a half on two cores. A zygote imports
+#: these after it has started answering (see _Standin), so that no first check waits for them.
+WARM_UP_IMPORTS = ("torch._dynamo", "torch.distributed.tensor", "numpy.random", "multiprocessing.popen_fork", "multiprocessing.queues",
+                   "multiprocessing.synchronize", "torch.utils.data._utils.pin_memory")
+
+
+def _warm_up() -> None:
+    import gc
+    import importlib
+
+    for name in WARM_UP_IMPORTS:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    gc.freeze()
+
 
 def _prepared(family: str) -> str | None:
     """Prepare the family; None when ready, else why not (logged too)."""
@@ -412,41 +465,162 @@ def _prepared(family: str) -> str | None:
         return f"the {family} grading process could not start: {type(exc).__name__}: {exc}"
 
 
-def _serve(family: str, folder: Path, digest: str, keep: frozenset[int] = frozenset(),
-           broken: str | None = None) -> None:
-    """Answer requests on the family's socket until idle or told to stop. With `broken` (why this family's
-    grader could not be prepared), every job is answered with that reason instead."""
+STOP_ALL = 3  # exit code of a stand-in that was asked to stop the daemon
+
+
+class _Standin:
+    """A fork of a zygote that answers on its socket while the zygote finishes warming up (WARM_UP_IMPORTS),
+    then hands the socket back. The first check after a cold start is answered at once; the checks after it
+    find the fully warmed zygote.
+
+    The zygote starts warming up only once the stand-in has graded a job, or after QUIET_SECONDS without one:
+    on two cores a warm-up running beside the first check's workers would double its time."""
+
+    QUIET_SECONDS = 1.0
+
+    def __init__(self, answer):
+        self.stop_r, self.stop_w = os.pipe()
+        self.graded_r, self.graded_w = os.pipe()
+        self.pid = _fork()
+        if self.pid == 0:
+            os.close(self.stop_w)
+            os.close(self.graded_r)
+            _become_subreaper()  # not inherited through fork: the orphans of its workers must come back to it
+            code = 0
+            try:
+                code = STOP_ALL if answer(self.stop_r, self.graded_w) == "stop" else 0
+            finally:
+                _exit(code)
+        os.close(self.stop_r)
+        os.close(self.graded_w)
+
+    def wait_for_a_job(self) -> None:
+        selectors.select.select([self.graded_r], [], [], self.QUIET_SECONDS)
+
+    def hand_back(self) -> bool:
+        """Stop the stand-in once its current job is done; False when it was asked to stop the daemon."""
+        os.close(self.stop_w)  # the stand-in sees end-of-file between two requests
+        _, status = os.waitpid(self.pid, 0)
+        os.close(self.graded_r)
+        return os.waitstatus_to_exitcode(status) != STOP_ALL
+
+
+def _listen(folder: Path, family: str) -> tuple[socket.socket, Path, int]:
     path = folder / f"{family}.sock"
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(str(path))
-    mine = path.stat().st_ino  # a newer daemon may take the path over: then it is not ours to remove
     server.listen(16)
-    server.settimeout(IDLE_SECONDS)
-    zygote = Zygote(family, folder, set(keep))
+    return server, path, path.stat().st_ino  # a newer daemon may take the path over: then it is not ours
+
+
+def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | None,
+            until: int | None = None, graded: int | None = None) -> str:
+    """Answer requests until idle ("idle"), told to stop ("stop"), or `until` (a pipe) is closed ("handed").
+    Each job is graded by a handler process of its own (up to MAX_JOBS at once), which answers it and writes
+    a byte to `graded` (a pipe). With `broken` (why this family's grader could not be prepared), every job is
+    answered with that reason. Returns once the jobs in progress are answered."""
+    sel = selectors.DefaultSelector()
+    sel.register(server, selectors.EVENT_READ)
+    if until is not None:
+        sel.register(until, selectors.EVENT_READ)
+    handlers: set[int] = set()
     try:
         while True:
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                return  # idle for long enough
-            zygote.private_fds = [server.fileno(), conn.fileno()]
+            _reap(handlers)
+            if len(handlers) >= MAX_JOBS:
+                time.sleep(0.01)
+                continue
+            ready = [key.fileobj for key, _ in sel.select(timeout=0.02 if handlers else IDLE_SECONDS)]
+            if not ready:
+                if until is None and not handlers:
+                    return "idle"
+                continue
+            if until in ready:
+                return "handed"
+            conn, _ = server.accept()
+            zygote.private_fds = [server.fileno(), conn.fileno(), *(fd for fd in (until, graded) if fd is not None)]
             with conn, conn.makefile("rwb") as stream:
                 request = json.loads(stream.readline() or b"{}")
                 if request.get("stop"):
-                    return
+                    _reply(stream, {"stopped": True})
+                    return "stop"
                 if request.get("ping"):
-                    reply = {"digest": digest, "pid": os.getpid()}
+                    _reply(stream, {"digest": digest, "pid": os.getpid()})
                 elif broken:
-                    reply = {"error": broken}
-                else:
-                    try:
-                        reply = zygote.run_job(request["job"])
-                    except Exception as exc:  # noqa: BLE001 - answer, then keep serving
-                        reply = {"error": f"{type(exc).__name__}: {exc}"}
-                stream.write((json.dumps(reply) + "\n").encode())
-                stream.flush()
+                    _reply(stream, {"error": broken})
+                elif zygote.fork:
+                    handlers.add(_handle(zygote, stream, request["job"], graded))
+                else:  # spawn mode: one job at a time, each in a warm spare
+                    _reply(stream, _graded_reply(zygote, request["job"]))
+                    _notify(graded)
+    finally:
+        sel.close()
+        for pid in handlers:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
+MAX_JOBS = max(2, os.cpu_count() or 2)  # jobs a zygote grades at once
+
+
+def _handle(zygote: "Zygote", stream, job: dict, graded: int | None) -> int:
+    """Fork a handler that grades `job` (in a worker of its own), answers on `stream` and ends; its pid."""
+    pid = _fork()
+    if pid:
+        return pid
+    code = 70
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _become_subreaper()  # the orphans of its worker's code come back to the handler, which stops them
+        _reply(stream, _graded_reply(zygote, job))
+        _notify(graded)
+        code = 0
+    finally:
+        _exit(code)
+
+
+def _graded_reply(zygote: "Zygote", job: dict) -> dict:
+    try:
+        return zygote.run_job(job)
+    except Exception as exc:  # noqa: BLE001 - answer, then keep serving
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _reply(stream, reply: dict) -> None:
+    stream.write((json.dumps(reply) + "\n").encode())
+    stream.flush()
+
+
+def _notify(fd: int | None) -> None:
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.write(fd, b".")
+
+
+def _reap(handlers: set[int]) -> None:
+    """Collect ended handlers (and orphans handed to us) without waiting."""
+    with contextlib.suppress(ChildProcessError):
+        while (pid := os.waitpid(-1, os.WNOHANG)[0]):
+            handlers.discard(pid)
+
+
+def _serve(family: str, folder: Path, digest: str, keep: frozenset[int] = frozenset()) -> None:
+    """Prepare this family, then answer on its socket until idle or told to stop."""
+    broken = _prepared(family)
+    # Ended by the other family's zygote (SIGTERM): still remove our socket on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    server, path, mine = _listen(folder, family)
+    zygote = Zygote(family, folder, set(keep))
+    try:
+        if zygote.fork and not broken:
+            standin = _Standin(lambda until, graded: _answer(server, zygote, digest, broken, until, graded))
+            standin.wait_for_a_job()
+            _warm_up()
+            if not standin.hand_back():
+                return
+        _answer(server, zygote, digest, broken)
     finally:
         with contextlib.suppress(OSError):
             if path.stat().st_ino == mine:
@@ -459,11 +633,12 @@ def serve(folder: Path) -> None:
     digest = code_digest()
     folder.mkdir(parents=True, exist_ok=True)
     if use_fork():
-        _prepare("real")
+        import torch  # noqa: F401 - the slow import both families share; each prepares the rest at once
+
         pid = _fork()
         if pid == 0:
             try:
-                _serve("sim", folder, digest, broken=_prepared("sim"))
+                _serve("sim", folder, digest)
             finally:
                 _exit(0)
         try:
@@ -482,6 +657,7 @@ def serve(folder: Path) -> None:
 
 def _spare_main(family: str, fd: int) -> None:
     _prepare(family)
+    _warm_up()  # a spare is started ahead of its job, so its warm-up costs no one a wait
     request = json.loads(sys.stdin.readline() or "{}")
     if not request:
         _exit(0)

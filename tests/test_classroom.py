@@ -32,6 +32,7 @@ ROUND_TRIP = (ROOT / "tests/submissions/masked_mean/wrong_cpu_round_trip.py").re
 WARNS = "import warnings\nwarnings.warn('a UserWarning at import', UserWarning)\n"
 ENDLESS = "import torch\n\n\ndef make_noise_batch(batch_size, features, device):\n    while True:\n        pass\n"
 DURATIONS: dict[str, float] = {}
+ENDLESS_LIMIT = 4  # seconds per check while autograding
 
 
 def cell(nb, grade_id):
@@ -177,9 +178,11 @@ def classroom(tmp_path_factory):
 
     parallel_root = base / "course-parallel"
     shutil.copytree(root, parallel_root)
-    out["stock"] = nbgrader("autograde", ASSIGNMENT, cwd=root)
+    # The endless learner's loop is stopped after this per-check limit instead of the course's 20 s.
+    limit = {kernel.TIMEOUT_VARIABLE: str(ENDLESS_LIMIT)}
+    out["stock"] = nbgrader("autograde", ASSIGNMENT, cwd=root, env=limit)
     out["parallel"] = run(sys.executable, "-m", "grader.classroom", "autograde", ASSIGNMENT, "--root", parallel_root,
-                          "--workers", "2", cwd=ROOT)
+                          "--workers", "2", cwd=ROOT, env=limit)
     out["parallel_root"] = parallel_root
     nbgrader("generate_feedback", ASSIGNMENT, cwd=root)
     nbgrader("export", cwd=root)
@@ -322,3 +325,32 @@ def test_a_cost_only_bug_puts_every_point_on_the_copies_block():
     results += [CheckResult(cost[0], "cpu", "passed"), CheckResult(cost[0], "sim:0", "failed", "1 copy")]
     (only,) = blocks.split(ex, results)
     assert (only.name, only.points, only.requires) == ("copies", ex.points, ("copies", "cpu", "accelerator"))
+
+
+def test_the_class_is_graded_with_the_instructors_time_limit(classroom):
+    path = classroom["root"] / "autograded" / "endless" / ASSIGNMENT / NOTEBOOK
+    nb = nbformat.read(path, as_version=4)
+    shown = "".join(str(o) for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("noise_batch-")
+                    for o in c.get("outputs", []))
+    assert f"did not finish within {ENDLESS_LIMIT} s" in shown
+
+
+def test_a_kernel_that_died_at_its_start_is_graded_again_once(monkeypatch, tmp_path):
+    from grader.classroom import parallel
+
+    class API:
+        def __init__(self, failures):
+            self.failures, self.calls = failures, 0
+
+        def autograde(self, assignment, student, force, create):
+            self.calls += 1
+            if self.calls <= self.failures:  # its kernel lost a port to another worker's kernel
+                return {"success": False, "log": "zmq.error.ZMQError: Address already in use", "error": ""}
+            return {"success": True, "log": "", "error": ""}
+
+    monkeypatch.chdir(tmp_path)
+    for failures, passed, calls in ((1, True, 2), (5, False, 2), (0, True, 1)):
+        api = API(failures)
+        monkeypatch.setattr(parallel, "_api", lambda root: (api, None))
+        assert parallel.autograde_one(str(tmp_path), ASSIGNMENT, "alice")["success"] is passed
+        assert api.calls == calls

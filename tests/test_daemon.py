@@ -1,0 +1,149 @@
+"""The warm grading processes (grader.daemon, grader.workers): started by the first check, ended by
+`devcourse stop` or after idle minutes, answering while they warm up, and never started twice."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from grader import ROOT, course, daemon, runner
+
+NOISE = course.get("noise_batch")
+FIT = course.get("fit_line")  # its solution steps an optimizer: the first step imports torch._dynamo
+
+
+def serving(where: Path) -> list[int]:
+    """Daemon processes (both zygotes and any stand-in) of the folder `where`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmd = (Path("/proc") / entry / "cmdline").read_bytes().split(b"\0")
+                state = (Path("/proc") / entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if b"grader.workers" in cmd and str(where).encode() in cmd and state != "Z":
+                found.append(int(entry))
+    return found
+
+
+def parent(pid: int) -> int:
+    return int((Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def wait_for(condition, seconds=60.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def fresh(tmp_path, monkeypatch):
+    """A daemon folder of this test's own, with no daemon in it yet; stopped at the end."""
+    where = tmp_path / "daemon"
+    monkeypatch.setenv("DEVCOURSE_DAEMON_DIR", str(where))
+    yield where
+    daemon.stop(where)
+    wait_for(lambda: not serving(where), 20)
+
+
+def cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=300)
+
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+def test_the_first_check_starts_the_daemon_and_stop_ends_it(fresh):
+    assert not serving(fresh)
+    done = cli("check", NOISE.name, "--solution")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert serving(fresh) and (fresh / "real.sock").exists() and (fresh / "sim.sock").exists()
+    assert "stopped" in cli("stop").stdout.lower()
+    assert wait_for(lambda: not serving(fresh), 30)
+    assert not (fresh / "real.sock").exists() and not (fresh / "sim.sock").exists()
+    assert "no grading processes" in cli("stop").stdout.lower()
+
+
+def test_an_idle_daemon_ends_by_itself(fresh):
+    assert cli("check", NOISE.name, "--solution", env={"DEVCOURSE_IDLE_SECONDS": "2"}).returncode == 0
+    assert wait_for(lambda: not serving(fresh), 60), "the daemon outlived its idle time"
+
+
+def test_an_early_start_and_the_check_after_it_start_one_daemon(fresh):
+    daemon.ensure(wait=False)
+    daemon.ensure(wait=False)  # a second learner command at once: no second daemon
+    daemon.ensure()
+    assert daemon.folder() == fresh
+    zygotes = {daemon._talk(fresh, fam, {"ping": True}, timeout=5)["pid"] for fam in ("real", "sim")}
+    assert len(zygotes) == 2
+    procs = serving(fresh)  # the zygotes, forks of one `serve` process, and their stand-ins while they warm up
+    roots = [p for p in procs if parent(p) not in procs]
+    assert len(roots) == 1, procs
+
+
+def test_checks_are_graded_while_the_zygotes_warm_up_and_after(fresh):
+    daemon.ensure()
+    first = {fam: daemon._talk(fresh, fam, {"ping": True}, timeout=5)["pid"] for fam in ("real", "sim")}
+    assert runner.grade(FIT, FIT.solution_file).passed  # answered by the stand-ins (or the zygotes, if ready)
+
+    def handed_back():
+        now = {fam: daemon._talk(fresh, fam, {"ping": True}, timeout=5)["pid"] for fam in ("real", "sim")}
+        return all(now[f] != first[f] for f in now) and now
+    zygotes = None
+    assert wait_for(lambda: (zygotes := handed_back()) or False, 60), "the stand-ins never handed over"
+    assert runner.grade(FIT, FIT.solution_file).passed
+    assert runner.grade(NOISE, NOISE.exercise_file).passed is False  # the shipped bug still fails
+
+
+def test_stop_during_the_warm_up_ends_everything(fresh):
+    daemon.ensure()
+    assert daemon.stop(fresh)
+    assert wait_for(lambda: not serving(fresh), 30), "a zygote kept running after stop"
+
+
+def test_learner_code_can_import_dtensor_on_the_simulator(fresh, tmp_path):
+    # The sim zygote starts without importing torch.distributed.tensor (grader.workers); code that needs the
+    # module gets the real one.
+    mm = course.get("masked_mean")
+    f = tmp_path / "attempt.py"
+    f.write_text("from torch.distributed.tensor import DTensor, Replicate\n\n"
+                 "assert DTensor.__module__.startswith('torch.distributed.tensor') and Replicate is not None\n\n"
+                 + mm.solution_file.read_text())
+    g = runner.grade(mm, f)
+    assert g.passed, [r.message for r in g.failures]
+    assert any(r.leg.startswith("sim") for r in g.ran)
+
+
+def test_a_zygote_grades_jobs_at_once(fresh, tmp_path):
+    # Two submissions that each wait for the other to have started: they pass only if graded side by side.
+    mm = dataclasses.replace(course.get("masked_mean"), timeout=30)
+    meeting = tmp_path / "meeting"
+    meeting.mkdir()
+    files = []
+    for me, other in ((0, 1), (1, 0)):
+        f = tmp_path / f"learner{me}.py"
+        f.write_text(f"import pathlib, time\n"
+                     f"pathlib.Path({str(meeting)!r}, '{me}').touch()\n"
+                     f"for _ in range(400):\n"
+                     f"    if pathlib.Path({str(meeting)!r}, '{other}').exists():\n"
+                     f"        break\n"
+                     f"    time.sleep(0.05)\n"
+                     f"else:\n"
+                     f"    raise RuntimeError('graded alone')\n\n" + mm.solution_file.read_text())
+        files.append(f)
+    daemon.ensure()
+    with ThreadPoolExecutor(2) as pool:
+        grades = list(pool.map(lambda f: runner.grade(mm, f, device="cpu"), files))
+    assert all(g.passed for g in grades), [r.message for g in grades for r in g.failures]
