@@ -178,6 +178,7 @@ def classroom(tmp_path_factory):
 
     parallel_root = base / "course-parallel"
     shutil.copytree(root, parallel_root)
+    shutil.copytree(root, base / "course-dask")
     # The endless learner's loop is stopped after this per-check limit instead of the course's 20 s.
     limit = {kernel.TIMEOUT_VARIABLE: str(ENDLESS_LIMIT)}
     out["stock"] = nbgrader("autograde", ASSIGNMENT, cwd=root, env=limit)
@@ -246,6 +247,22 @@ def test_parallel_autograde_ends_in_the_same_gradebook_as_stock_autograde(classr
     assert ours_totals == stock_totals
     assert stock_cells[("deleted", "masked_mean-copies")] == (None, _pts(MM, "copies"), True)  # unscored, flagged
     assert stock_cells[("locked", "masked_mean-accelerator")][0] == 0  # an edited test cell was restored
+
+
+def test_on_a_dask_cluster_the_gradebook_is_the_same(classroom):
+    from dask.distributed import LocalCluster
+
+    from grader.classroom import parallel
+
+    root, some = classroom["base"] / "course-dask", ["fixed", "partly", "untouched"]
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=40) as cluster:
+        results = parallel.autograde(root, ASSIGNMENT, students=some, scheduler=cluster.scheduler_address,
+                                     progress=False)
+    assert sorted(r["student"] for r in results if r["success"]) == sorted(some)
+    stock, _ = scores_in_gradebook(classroom["root"])
+    ours, _ = scores_in_gradebook(root)
+    assert ours == {k: v for k, v in stock.items() if k[0] in some}
 
 
 def test_the_self_check_shows_its_report_once_as_html_with_plain_text(classroom):
