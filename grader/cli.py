@@ -18,7 +18,6 @@ failed, 2 for a usage error (unknown exercise, missing file...).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -27,15 +26,12 @@ from rich.console import Console
 from rich.syntax import Syntax
 from rich.text import Text
 
-from grader import course, daemon, legs, report, runner, workspace
+from grader import course, daemon, legs, report, runner, targets, workspace
 from grader.classroom import cli as classroom_cli
-from grader.progress import DONE, Progress
+from grader.progress import Progress
+from grader.targets import UsageError, exercise  # noqa: F401 - grader.watch uses them through this module
 
 console = Console(highlight=False, soft_wrap=True)  # long messages: let the terminal wrap them
-
-
-class UsageError(Exception):
-    """Something the learner typed cannot be done; the message says why (exit status 2)."""
 
 
 def _say(text: str, style: str = "") -> None:
@@ -43,23 +39,6 @@ def _say(text: str, style: str = "") -> None:
 
 
 # ---------------------------------------------------------------------------------------------- helpers
-def exercise(name: str | None, prog: Progress | None = None) -> course.Exercise:
-    """The exercise NAME (also accepted: its file's path), or the current one when NAME is None."""
-    if name is None:
-        nxt = (prog or Progress.load()).next_exercise()
-        if nxt is None:
-            raise UsageError("every exercise is done or skipped: name one (devcourse list shows them all).")
-        return nxt
-    if name.endswith(".py"):
-        for ex in course.load():
-            if Path(name).resolve() == workspace.exercise_file(ex).resolve() or name.endswith(ex.path):
-                return ex
-    try:
-        return course.get(name)
-    except KeyError as exc:
-        raise UsageError(exc.args[0]) from None
-
-
 def missing_file_message(ex: course.Exercise, file: Path) -> str:
     text = f"{workspace.shown(file)} does not exist."
     if file == workspace.exercise_file(ex):
@@ -68,8 +47,7 @@ def missing_file_message(ex: course.Exercise, file: Path) -> str:
 
 
 def grade(ex: course.Exercise, file: Path, device: str | None = None, timeout: float | None = None) -> runner.Grade:
-    if timeout:
-        ex = dataclasses.replace(ex, timeout=timeout)
+    ex = targets.with_timeout(ex, timeout)
     try:
         return runner.grade(ex, file, device=device)
     except (legs.LegError, daemon.DaemonError) as exc:
@@ -121,7 +99,7 @@ def cmd_check(args) -> int:
     prog = Progress.load()
     ex = exercise(args.name, prog)
     own = not args.file and not args.solution
-    file = Path(args.file) if args.file else (ex.solution_file if args.solution else workspace.exercise_file(ex))
+    file = targets.check_file(ex, args)
     if not file.is_file():
         raise UsageError(missing_file_message(ex, file))
     shown = workspace.shown(file)
@@ -266,13 +244,7 @@ def parser() -> argparse.ArgumentParser:
     ls.set_defaults(func=cmd_list)
 
     c = sub.add_parser("check", help="grade an exercise on every device leg (default: the current one)")
-    c.add_argument("name", nargs="?", help="the exercise (default: the current one: devcourse list shows it)")
-    c.add_argument("file", nargs="?", help="grade this file instead of exercises/<path> (.py or .ipynb)")
-    c.add_argument("--all", action="store_true", help="grade every exercise")
-    c.add_argument("--solution", action="store_true", help="grade the reference solution")
-    c.add_argument("--device", help="one process's legs: real, cpu, cuda, cuda:N, mps, or sim")
-    c.add_argument("--timeout", type=float, help="seconds allowed per check (default: the exercise's)")
-    c.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    targets.add_check_arguments(c)
     c.set_defaults(func=cmd_check)
 
     w = sub.add_parser("watch", help="re-check the current exercise each time you save it")

@@ -1,28 +1,55 @@
 """Entry point of the `devcourse` command (and `python -m grader`).
 
-A check needs the warm grading processes (grader.daemon). When none is running, this starts them before
-anything else, so that their start (importing torch: most of a first check's wait) overlaps the tool's own
-imports (rich, the report). Everything else is grader.cli."""
+A check waits mostly for the warm grading processes (grader.daemon). `devcourse check` therefore starts
+grading first thing, in a background thread, and imports the rest of the tool (rich, the report) while the
+grading runs; when no grading processes are running, their start (importing torch) overlaps that import
+too. Everything else is grader.cli."""
 
 from __future__ import annotations
 
+import argparse
 import sys
-
-GRADING_COMMANDS = ("check", "watch")
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] and argv[0] in GRADING_COMMANDS and "--help" not in argv and "-h" not in argv:
-        from grader import daemon
-
-        try:
-            daemon.ensure(wait=False)
-        except OSError:
-            pass  # the check itself will start them, or say why it cannot
+    if argv[:1] == ["check"]:
+        _start_check(argv[1:])
+    elif argv[:1] == ["watch"]:
+        _start_daemon()
     from grader import cli
 
     return cli.main(argv)
+
+
+def _start_check(args: list[str]) -> None:
+    """Begin grading what `devcourse check ARGS` grades, if that is clear without the rest of the tool; grader.cli
+    then finds the result waiting (grader.runner.grade_soon). Anything unusual is left to grader.cli."""
+    from grader import runner, targets
+
+    parser = argparse.ArgumentParser(add_help=False)
+    targets.add_check_arguments(parser)
+    try:
+        ns, rest = parser.parse_known_args(args)
+        if rest or ns.all:
+            raise ValueError(rest)
+        ex = targets.exercise(ns.name)
+        file = targets.check_file(ex, ns)
+        if file.is_file():
+            runner.grade_soon(targets.with_timeout(ex, ns.timeout), file, ns.device)
+            return
+    except (Exception, SystemExit):  # noqa: BLE001 - grader.cli will say what is wrong with the command
+        pass
+    _start_daemon()
+
+
+def _start_daemon() -> None:
+    from grader import daemon
+
+    try:
+        daemon.ensure(wait=False)
+    except OSError:
+        pass  # the command itself will start them, or say why it cannot
 
 
 if __name__ == "__main__":

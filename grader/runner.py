@@ -7,6 +7,8 @@ of the learner's code becomes a failed check with an explanation, never an excep
 from __future__ import annotations
 
 import os
+import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -79,7 +81,37 @@ def process_specs(exercise: Exercise, device: str | None = None) -> list[tuple[s
     return specs
 
 
+_SOON: dict[tuple, Future] = {}  # gradings started by grade_soon, by what they grade
+
+
+def _key(exercise: Exercise, submission: Path, device: str | None) -> tuple:
+    return exercise.name, exercise.timeout, tuple(exercise.legs), str(Path(submission).resolve()), device
+
+
+def grade_soon(exercise: Exercise, submission: Path, device: str | None = None) -> None:
+    """Start grading in a background thread; the next grade() of the same arguments returns its result.
+    The thread mostly waits on the grading processes, so the caller's own work (importing its user
+    interface) runs meanwhile. A result nobody asks for is dropped with the process."""
+    future: Future = Future()
+
+    def work():
+        try:
+            future.set_result(_grade(exercise, submission, device))
+        except BaseException as exc:  # noqa: BLE001 - re-raised by grade(), in the caller's thread
+            future.set_exception(exc)
+
+    _SOON[_key(exercise, submission, device)] = future
+    threading.Thread(target=work, daemon=True).start()
+
+
 def grade(exercise: Exercise, submission: Path, device: str | None = None) -> Grade:
+    started = _SOON.pop(_key(exercise, submission, device), None)
+    if started is not None:
+        return started.result()
+    return _grade(exercise, submission, device)
+
+
+def _grade(exercise: Exercise, submission: Path, device: str | None = None) -> Grade:
     submission = Path(submission).resolve()
     result = Grade(exercise, submission, device=device)
     jobs = [(family, {"grader": str(exercise.grader_file), "submission": str(submission), "spec": spec,

@@ -124,6 +124,7 @@ def _work(job: dict, wfd: int, token: str, exit_code: int, out_fd: int | None) -
 
         integrity.guard_processes()
         _limit_host_memory(job["spec"])
+        _one_cpu_thread()
         rc = pytest.main(_pytest_args(job), plugins=[plugin, pytest_timeout, plugin.ChannelReporter(send)])
         send({"end": int(rc)})
     except BaseException as exc:  # noqa: BLE001 - whatever happened, the zygote must hear of it
@@ -131,6 +132,15 @@ def _work(job: dict, wfd: int, token: str, exit_code: int, out_fd: int | None) -
             send({"error": f"{type(exc).__name__}: {exc}"})
         _exit(70)
     _exit(exit_code)
+
+
+def _one_cpu_thread() -> None:
+    """One thread for PyTorch's CPU operators. A check runs two workers at once (the real legs and the simulated
+    device), and a daemon several checks: with a thread per core in each, OpenMP's threads spin waiting for
+    each other's cores and a small training loop takes ten times as long. Results do not depend on it."""
+    import torch
+
+    torch.set_num_threads(1)
 
 
 def _limit_host_memory(spec: str) -> None:

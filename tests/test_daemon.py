@@ -147,3 +147,15 @@ def test_a_zygote_grades_jobs_at_once(fresh, tmp_path):
     with ThreadPoolExecutor(2) as pool:
         grades = list(pool.map(lambda f: runner.grade(mm, f, device="cpu"), files))
     assert all(g.passed for g in grades), [r.message for g in grades for r in g.failures]
+
+
+def test_devcourse_check_starts_grading_before_the_rest_of_the_tool(fresh):
+    from grader import launch
+
+    launch._start_check([NOISE.name, "--solution"])  # as `devcourse check noise_batch --solution` does first
+    assert len(runner._SOON) == 1
+    g = runner.grade(NOISE, NOISE.solution_file)  # what grader.cli then asks for: the result started early
+    assert g.passed and not runner._SOON
+    launch._start_check(["no_such_exercise"])  # left to grader.cli, which says what is wrong
+    launch._start_check([NOISE.name, "--all"])
+    assert not runner._SOON

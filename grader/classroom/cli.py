@@ -64,7 +64,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     a.add_argument("assignment")
     a.add_argument("--root", default=".", help="the course folder (where nbgrader_config.py is)")
     a.add_argument("--student", help="comma-separated student ids (default: every submission)")
-    a.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
+    a.add_argument("--workers", type=int, help="local worker processes (default: one more than cores)")
     a.add_argument("--scheduler", help="address of a running Dask scheduler (a cluster) instead of local worker processes")
     a.add_argument("--no-force", action="store_true", help="skip submissions already autograded")
     a.set_defaults(func=cmd_autograde)

@@ -9,9 +9,9 @@ workers wait for each other's short writes (a busy timeout); a Postgres gradeboo
 Where the tasks run:
 
 * on this machine (the default): a pool of worker processes from the standard library
-  (concurrent.futures), one per core, forked once nbgrader is imported here. A Dask LocalCluster did
-  the same job with 6 s of CPU to start and a tenth of a core to run (benchmarks/results/classroom_autograde.md),
-  which a class on two cores pays in full;
+  (concurrent.futures), one more than the cores, forked once nbgrader is imported here. A Dask
+  LocalCluster did the same job with 6 s of CPU to start and a tenth of a core to run, which a class on
+  two cores pays in full (benchmarks/results/classroom_autograde.md);
 * on a cluster: any running Dask scheduler (`--scheduler tcp://host:8786`, e.g. dask-jobqueue's
   SLURMCluster on GPU nodes; the course folder must then be at the same path on every worker).
 
@@ -102,7 +102,9 @@ def autograde(root: Path, assignment: str, students: list[str] | None = None, wo
         raise FileNotFoundError(f"no submissions of {assignment} under {root / 'submitted'}")
     create_students(root, students)
     daemon.ensure()  # warm before the first task, instead of started by whichever worker comes first
-    workers = workers or max(1, min(len(students), os.cpu_count() or 1))
+    # A worker waits for its notebook's kernel part of the time: one more worker than cores keeps them busy
+    # (benchmarks/results/classroom_autograde.md compares the counts).
+    workers = workers or max(1, min(len(students), (os.cpu_count() or 1) + 1))
     results = []
     with (_dask(scheduler) if scheduler else _local_pool(workers)) as (submit, as_completed):
         futures = {submit(autograde_one, f"autograde-{assignment}-{s}", str(root), assignment, s, force): s
