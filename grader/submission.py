@@ -19,7 +19,8 @@ def source_of(path: Path) -> str:
     magics and shell escapes are commented out, since graders run plain Python."""
     if path.suffix != ".ipynb":
         return path.read_text(encoding="utf-8")
-    import nbformat  # here, not at the top: importing it costs seconds (its JSON-schema checks), every worker
+    import nbformat  # here, not at the top: it costs a second or more (its JSON-schema checks); imported by the
+    # warm-up of grader.workers, so only a first notebook graded while a zygote warms up pays it
 
     nb = nbformat.read(path, as_version=4)
     cells = []

@@ -446,11 +446,12 @@ def _dtensor_class_placeholder():
 
 #: Imported by every grading run (pytest's debugging and config plugins); cheap, so before the first job.
 FIRST_JOB_IMPORTS = ("pdb", "faulthandler", "tomllib", "_pytest._argcomplete")
-#: Imported by some learner code on first use, and slow: an optimizer's first step imports torch._dynamo
-#: (PyTorch wraps it in torch._disable_dynamo), about a second and a half on two cores. A zygote imports
+#: Imported on first use by some learner code, and slow: an optimizer's first step imports torch._dynamo
+#: (PyTorch wraps it in torch._disable_dynamo), about a second and a half on two cores; a notebook
+#: submission, nbformat. A zygote imports
 #: these after it has started answering (see _Standin), so that no first check waits for them.
-WARM_UP_IMPORTS = ("torch._dynamo", "torch.distributed.tensor", "numpy.random", "multiprocessing.popen_fork", "multiprocessing.queues",
-                   "multiprocessing.synchronize", "torch.utils.data._utils.pin_memory")
+WARM_UP_IMPORTS = ("torch._dynamo", "torch.distributed.tensor", "nbformat", "numpy.random", "multiprocessing.popen_fork",
+                   "multiprocessing.queues", "multiprocessing.synchronize", "torch.utils.data._utils.pin_memory")
 
 
 def _warm_up() -> None:
