@@ -10,6 +10,9 @@ PORT   ?= 8000
 # With an NVIDIA GPU: the newest torch. Without one: the release this course is tested on (on our CI
 # machine a CPU-only wheel of it sits on disk, so no multi-GB CUDA build is pulled). Override at will:
 #   make test TORCH_SPEC='torch>=2.11'
+# Test files run in TEST_JOBS processes at once (pytest-xdist; a file's tests stay together): most tests wait
+# for subprocesses (nbgrader, kernels, the grading workers, the browser), so two keep two cores busy.
+TEST_JOBS ?= 2
 TORCH_SPEC ?= $(shell command -v nvidia-smi >/dev/null 2>&1 && echo 'torch>=2.11' || echo 'torch==2.13.0')
 
 .PHONY: setup book serve test clean
@@ -33,7 +36,7 @@ serve: book
 	$(PY) -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
 
 test: $(VENV)/.installed
-	$(VENV)/bin/python -m pytest
+	$(VENV)/bin/python -m pytest -n $(TEST_JOBS) --dist loadfile
 
 clean:
 	rm -rf _build

@@ -10,6 +10,8 @@ nothing, so it is safe in any pytest run."""
 
 from __future__ import annotations
 
+import gc
+import traceback
 from pathlib import Path
 
 import pytest
@@ -175,6 +177,20 @@ def pytest_runtest_makereport(item, call):
         trace = learner_trace(call.excinfo.value, str(Path(item.config.getoption("submission")).resolve()))
         if trace:  # the learner's own frames, for the front ends to show under the message
             report.user_properties.append(("learner_trace", trace))
+        _release_frames(call.excinfo.value)
+
+
+def _release_frames(exc: BaseException | None) -> None:
+    """Let go of the locals of a failed check's frames once its report is made. Otherwise the exception (kept
+    by pytest until the next failure) keeps them alive to the end of the process, and with them what the
+    learner's code started: a DataLoader iterator's worker processes would outlive the checks and be counted
+    as left running, on some machines and not on others."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        traceback.clear_frames(exc.__traceback__)
+        exc = exc.__cause__ or exc.__context__
+    gc.collect()
 
 
 class ChannelReporter:

@@ -8,7 +8,8 @@ import pytest
 
 from grader import course, runner
 
-EX = dataclasses.replace(course.get("masked_mean"), timeout=3)
+EX = course.get("masked_mean")
+LOOP_LIMIT = 3  # seconds per check where a test waits for the time limit on purpose
 
 
 def grade_source(tmp_path, source: str, name="attempt.py"):
@@ -46,10 +47,12 @@ def test_exit_in_learner_file(tmp_path):
 
 
 def test_infinite_loop_is_stopped_once(tmp_path):
-    g = grade_source(tmp_path, "def masked_mean(x, lengths):\n    while True:\n        pass\n")
+    f = tmp_path / "attempt.py"
+    f.write_text("def masked_mean(x, lengths):\n    while True:\n        pass\n")
+    g = runner.grade(dataclasses.replace(EX, timeout=LOOP_LIMIT), f, device="cpu")
     messages = [r.message for r in g.failures]
     # The first check times out; the others fail at once instead of each waiting for the timeout.
-    assert "did not finish within 3 s" in messages[0]
+    assert f"did not finish within {LOOP_LIMIT} s" in messages[0]
     assert len(messages) == len(g.results) > 1 and all("not tried" in m for m in messages[1:])
 
 
@@ -84,7 +87,7 @@ def test_notebook_submission(tmp_path):
     ]
     path = tmp_path / "attempt.ipynb"
     nbformat.write(nb, path)
-    assert runner.grade(course.get("masked_mean"), path, device="cpu").passed  # with the course's time limit
+    assert runner.grade(EX, path, device="cpu").passed
 
 
 @pytest.mark.parametrize("which", ["exercise", "solution"])
@@ -129,3 +132,13 @@ def test_cli_refuses_a_missing_file_and_a_missing_hint(tmp_path, capsys):
     assert "hints 1 to 3" in capsys.readouterr().out
     assert main(["hint", "masked_mean", "2"]) == 0
     assert "Hint 2 of 3" in capsys.readouterr().out
+
+
+def test_a_failed_check_leaves_no_dataloader_worker_behind():
+    # The shipped gpu_in_workers makes CUDA tensors in a DataLoader's workers: the checks that iterate it fail.
+    # The failure must not keep the iterator (and its worker processes) alive past the checks, where they
+    # would be counted against the learner as processes left running.
+    ex = course.get("gpu_in_workers")
+    g = runner.grade(ex, ex.exercise_file)
+    assert not g.passed
+    assert not [r.message for r in g.failures if "left" in r.message and "process" in r.message]
