@@ -113,7 +113,7 @@ def test_stop_during_the_warm_up_ends_everything(fresh):
     assert wait_for(lambda: not serving(fresh), 30), "a zygote kept running after stop"
 
 
-def test_learner_code_can_import_dtensor_on_the_simulator(fresh, tmp_path):
+def test_learner_code_can_import_dtensor_on_the_simulator(tmp_path):
     # The sim zygote starts without importing torch.distributed.tensor (grader.workers); code that needs the
     # module gets the real one.
     mm = course.get("masked_mean")
@@ -126,7 +126,7 @@ def test_learner_code_can_import_dtensor_on_the_simulator(fresh, tmp_path):
     assert any(r.leg.startswith("sim") for r in g.ran)
 
 
-def test_a_zygote_grades_jobs_at_once(fresh, tmp_path):
+def test_a_zygote_grades_jobs_at_once(tmp_path):
     # Two submissions that each wait for the other to have started: they pass only if graded side by side.
     mm = dataclasses.replace(course.get("masked_mean"), timeout=30)
     meeting = tmp_path / "meeting"
@@ -143,13 +143,12 @@ def test_a_zygote_grades_jobs_at_once(fresh, tmp_path):
                      f"else:\n"
                      f"    raise RuntimeError('graded alone')\n\n" + mm.solution_file.read_text())
         files.append(f)
-    daemon.ensure()
     with ThreadPoolExecutor(2) as pool:
         grades = list(pool.map(lambda f: runner.grade(mm, f, device="cpu"), files))
     assert all(g.passed for g in grades), [r.message for g in grades for r in g.failures]
 
 
-def test_devcourse_check_starts_grading_before_the_rest_of_the_tool(fresh):
+def test_devcourse_check_starts_grading_before_the_rest_of_the_tool():
     from grader import launch
 
     launch._start_check([NOISE.name, "--solution"])  # as `devcourse check noise_batch --solution` does first
