@@ -19,8 +19,7 @@ def source_of(path: Path) -> str:
     magics and shell escapes are commented out, since graders run plain Python."""
     if path.suffix != ".ipynb":
         return path.read_text(encoding="utf-8")
-    import nbformat  # here, not at the top: it costs a second or more (its JSON-schema checks); imported by the
-    # warm-up of grader.workers, so only a first notebook graded while a zygote warms up pays it
+    import nbformat  # here, not at the top: it costs a second (its JSON-schema checks), for notebooks only
 
     nb = nbformat.read(path, as_version=4)
     cells = []

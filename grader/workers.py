@@ -426,8 +426,8 @@ def _dtensor_class_placeholder():
     process (to tell DTensors apart), importing torch.distributed.tensor and with it sympy: 0.8 s of the
     simulated family's start on two cores, before the first check can run. The simulator's tensors are
     never DTensors, so that one lookup is shown a class nothing is an instance of; the module is then
-    removed again, so code that imports torch.distributed.tensor gets the real one (sympy is imported
-    later, in _warm_up). Where PyTorch no longer caches that lookup, this only costs the import later."""
+    removed again, so code that imports torch.distributed.tensor gets the real one. Where PyTorch no longer
+    caches that lookup, this only costs the import later."""
     import types
 
     name = "torch.distributed.tensor"
@@ -447,11 +447,12 @@ def _dtensor_class_placeholder():
 #: Imported by every grading run (pytest's debugging and config plugins); cheap, so before the first job.
 FIRST_JOB_IMPORTS = ("pdb", "faulthandler", "tomllib", "_pytest._argcomplete")
 #: Imported on first use by some learner code, and slow: an optimizer's first step imports torch._dynamo
-#: (PyTorch wraps it in torch._disable_dynamo), about a second and a half on two cores; a notebook
-#: submission, nbformat. A zygote imports
-#: these after it has started answering (see _Standin), so that no first check waits for them.
-WARM_UP_IMPORTS = ("torch._dynamo", "torch.distributed.tensor", "nbformat", "numpy.random", "multiprocessing.popen_fork",
-                   "multiprocessing.queues", "multiprocessing.synchronize", "torch.utils.data._utils.pin_memory")
+#: (PyTorch wraps it in torch._disable_dynamo), about a second and a half on two cores. A zygote imports it
+#: after it has started answering (see _Standin), so that no first check waits for it. Rarer first uses are
+#: left to the check that needs them (a notebook submission imports nbformat; code that imports
+#: torch.distributed.tensor, that module): a longer warm-up would slow the checks made while it runs.
+WARM_UP_IMPORTS = ("torch._dynamo", "numpy.random", "multiprocessing.popen_fork", "multiprocessing.queues",
+                   "multiprocessing.synchronize", "torch.utils.data._utils.pin_memory")
 
 
 def _warm_up() -> None:
