@@ -71,6 +71,8 @@ def test_one_step_gives_the_weights_a_gradient(submission, device):
 
 
 def test_fit_finds_the_line(submission, device):
+    # 100 steps suffice: with x ~ N(0, 1), at most 5 features and at least 40 rows, the smallest curvature of
+    # the loss is above 0.75, so each step at lr 0.1 shrinks the error by 0.925 or better (4e-4 after 100).
     n, x, y = problem(device)
     with running(f"fit(x, y) with x of shape {tuple(x.shape)} on {device}", submission):
         w, b = submission.fit(x.to(device), y.to(device), steps=100, lr=0.1)
