@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from grader import ROOT
-from grader.workers import FAMILIES, code_digest
+from grader.workers import FAMILIES, _stat, code_digest
 
 START_TIMEOUT = 180.0  # a cold start imports torch twice on a busy machine at worst
 
@@ -121,11 +121,8 @@ def _starting(where: Path, digest: str) -> bool:
 
 
 def _is_zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return False
+    st = _stat(pid)
+    return st is not None and st[0] == "Z"
 
 
 def _pythonpath() -> str:

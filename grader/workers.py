@@ -388,8 +388,6 @@ def _prepare(family: str) -> None:
     per CUDA device at a process's first backward, starts none there, so its forks can run backward."""
     if family == "sim":
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
-    import importlib
-
     import _pytest.config as _pytest_config
     import pytest  # noqa: F401
     import pytest_timeout  # noqa: F401
@@ -398,12 +396,8 @@ def _prepare(family: str) -> None:
     from grader import course, expect, instruments, integrity, plugin  # noqa: F401
 
     instruments.warm_up()
-    for name in _pytest_config.default_plugins:  # what pytest.main would import in every worker
-        with contextlib.suppress(ImportError):
-            importlib.import_module(f"_pytest.{name}")
-    for name in FIRST_JOB_IMPORTS:
-        with contextlib.suppress(ImportError):
-            importlib.import_module(name)
+    # What pytest.main would import in every worker.
+    _import_all([f"_pytest.{name}" for name in _pytest_config.default_plugins] + list(FIRST_JOB_IMPORTS))
 
     if family == "sim":
         from grader import simulated
@@ -457,12 +451,17 @@ WARM_UP_IMPORTS = ("torch._dynamo", "numpy.random", "multiprocessing.popen_fork"
 
 def _warm_up() -> None:
     import gc
+
+    _import_all(WARM_UP_IMPORTS)
+    gc.freeze()
+
+
+def _import_all(names) -> None:
     import importlib
 
-    for name in WARM_UP_IMPORTS:
+    for name in names:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
-    gc.freeze()
 
 
 def _prepared(family: str) -> str | None:

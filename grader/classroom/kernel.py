@@ -20,7 +20,6 @@ the grading machinery are captured; a failure is an exception, which still score
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import io
 import os
@@ -118,12 +117,12 @@ def grade(name: str, fresh: bool = False, history: list[str] | None = None):
     """The Grade of the current answer to `name`, cached per answer text. `fresh` (the hidden tests) grades it
     once more instead of reusing the self-check's grade. While nbgrader autogrades, every cell uses the fresh
     grade, so that each answer is graded once per autograding run."""
-    from grader import course, runner
+    from grader import course, runner, targets
 
     fresh = fresh or os.environ.get("NBGRADER_EXECUTION") == "autograde"
     exercise = course.get(name)
     if os.environ.get(TIMEOUT_VARIABLE):  # the instructor's per-check limit for this class
-        exercise = dataclasses.replace(exercise, timeout=float(os.environ[TIMEOUT_VARIABLE]))
+        exercise = targets.with_timeout(exercise, float(os.environ[TIMEOUT_VARIABLE]))
     code = answer_source(name, history)
     key = (name, hashlib.sha256(code.encode()).hexdigest(), fresh)
     if key not in _GRADES:
