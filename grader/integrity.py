@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import builtins
 import mmap
+import operator
 import os
 import struct
 import sys
@@ -126,19 +127,25 @@ class Baseline:
     """Functions, classes and modules of the guarded namespaces, as they were when it was taken."""
 
     def __init__(self):
-        # Tuples, with the objects themselves (so an id cannot be reused by a replacement).
-        self._entries = tuple((label, ns, tuple(_callables(ns).items())) for label, ns in _guarded_namespaces())
+        # The objects themselves (so an id cannot be reused by a replacement), keys and values apart: the
+        # check after every call of learner code compares each namespace's values at once, in C.
+        self._entries = []
+        for label, ns in _guarded_namespaces():
+            items = _callables(ns)
+            self._entries.append((label, ns, tuple(items), tuple(items.values()), len(vars(ns))))
 
     def changed(self) -> list[str]:
         out = []
-        for label, ns, items in self._entries:
+        for label, ns, keys, values, size in self._entries:
             now = vars(ns)
-            for key, obj in items:
+            if all(map(operator.is_, map(now.get, keys), values)) and (len(now) == size or not isinstance(ns, type)):
+                continue  # untouched (the usual case)
+            for key, obj in zip(keys, values):
                 new = now.get(key, _MISSING)
                 if new is not obj and not _torch_rewrapped(new, obj):
                     out.append(f"{label}.{key}")
             if isinstance(ns, type):  # a class gains no methods at run time: a new one overrides a base's
-                known = {key for key, _ in items}
+                known = set(keys)
                 out += [f"{label}.{key}" for key, v in list(now.items()) if key not in known and callable(v)]
         return out
 

@@ -21,7 +21,7 @@ import nbformat
 import pytest
 
 from grader import ROOT, course
-from grader.classroom import blocks, kernel, report, source
+from grader.classroom import blocks, kernel, report, source, warm_kernels
 
 BIN = Path(sys.executable).parent
 ASSIGNMENT = "part1-where-tensors-live"
@@ -240,6 +240,8 @@ def test_feedback_is_generated_for_every_learner(classroom):
 
 def test_parallel_autograde_ends_in_the_same_gradebook_as_stock_autograde(classroom):
     assert "autograding" in classroom["parallel"].stdout and f"Autograded {len(LEARNERS)} of" in classroom["parallel"].stdout
+    if warm_kernels.available():  # the kernels were forked (tests/test_warm_kernels.py tests them alone)
+        assert "kernels forked from a warm template" in classroom["parallel"].stdout
     stock_cells, stock_totals = scores_in_gradebook(classroom["root"])
     ours_cells, ours_totals = scores_in_gradebook(classroom["parallel_root"])
     assert len(stock_cells) == len(LEARNERS) * 3  # three test cells per learner

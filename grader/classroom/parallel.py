@@ -9,9 +9,10 @@ workers wait for each other's short writes (a busy timeout); a Postgres gradeboo
 Where the tasks run:
 
 * on this machine (the default): a pool of worker processes from the standard library
-  (concurrent.futures), one more than the cores, forked once nbgrader is imported here. A Dask
-  LocalCluster did the same job with 6 s of CPU to start and a tenth of a core to run, which a class on
-  two cores pays in full (benchmarks/results/classroom_autograde.md);
+  (concurrent.futures), one more than the cores, forked once nbgrader is imported here. Their notebooks'
+  kernels are forked from a warm template (grader.classroom.warm_kernels). A Dask LocalCluster did the
+  same job with 6 s of CPU to start and a tenth of a core to run, which a class on two cores pays in full
+  (benchmarks/results/classroom_autograde.md);
 * on a cluster: any running Dask scheduler (`--scheduler tcp://host:8786`, e.g. dask-jobqueue's
   SLURMCluster on GPU nodes; the course folder must then be at the same path on every worker).
 
@@ -105,6 +106,12 @@ def autograde(root: Path, assignment: str, students: list[str] | None = None, wo
     # A worker waits for its notebook's kernel part of the time: one more worker than cores keeps them busy
     # (benchmarks/results/classroom_autograde.md compares the counts).
     workers = workers or max(1, min(len(students), (os.cpu_count() or 1) + 1))
+    if not scheduler:
+        from grader.classroom import warm_kernels
+
+        console.print(f"Grading {len(students)} submission(s) in {workers} local worker process(es)"
+                      + (", their notebooks' kernels forked from a warm template" if warm_kernels.available() else "")
+                      + ".")
     results = []
     with (_dask(scheduler) if scheduler else _local_pool(workers)) as (submit, as_completed):
         futures = {submit(autograde_one, f"autograde-{assignment}-{s}", str(root), assignment, s, force): s
@@ -132,8 +139,11 @@ def _local_pool(workers: int):
 
     import nbgrader.apps  # noqa: F401 - imported once, here: every forked worker starts with it
 
+    from grader.classroom import warm_kernels
+
     method = "fork" if sys.platform.startswith("linux") else "spawn"
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method),
+                             initializer=warm_kernels.use_in_this_process) as pool:
         yield (lambda fn, _key, *args: pool.submit(fn, *args)), concurrent.futures.as_completed
 
 
