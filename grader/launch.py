@@ -25,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
 def _start_check(args: list[str]) -> None:
     """Begin grading what `devcourse check ARGS` grades, if that is clear without the rest of the tool; grader.cli
     then finds the result waiting (grader.runner.grade_soon). Anything unusual is left to grader.cli."""
+    _start_daemon()  # first: on a cold start, its import of torch is what the check waits for
     from grader import runner, targets
 
     parser = argparse.ArgumentParser(add_help=False)
@@ -40,7 +41,6 @@ def _start_check(args: list[str]) -> None:
             return
     except (Exception, SystemExit):  # noqa: BLE001 - grader.cli will say what is wrong with the command
         pass
-    _start_daemon()
 
 
 def _start_daemon() -> None:

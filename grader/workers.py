@@ -48,11 +48,14 @@ _fork = getattr(os, "fork", None)
 FAMILIES = ("real", "sim")
 IDLE_SECONDS = float(os.environ.get("DEVCOURSE_IDLE_SECONDS", 15 * 60))
 GRACE_SECONDS = 5.0  # after a check's own timeout, before the worker is killed
-OUTPUT_TAIL = 4000
-# Built-in pytest plugins a grading run has no use for; unraisableexception alone costs a few full garbage
-# collections per run.
-UNUSED_PYTEST_PLUGINS = ("cacheprovider", "unraisableexception", "doctest", "junitxml", "pastebin", "legacypath",
-                         "randomly")  # characters of a worker's own output kept, to explain a grader that could not run
+OUTPUT_TAIL = 4000  # characters of a worker's own output kept, to explain a grader that could not run
+# Built-in pytest plugins a grading run has no use for (no grader uses their fixtures or options); each costs
+# time in every worker: unraisableexception a few full garbage collections, logging a handler around each
+# phase of each check. Together about 20 ms of CPU per worker. capture stays (a learner's endless print
+# fills a capped file, not the zygote's pipe), and warnings too (a check runs as it did when it was written).
+UNUSED_PYTEST_PLUGINS = ("cacheprovider", "unraisableexception", "threadexception", "doctest", "junitxml",
+                         "pastebin", "legacypath", "logging", "stepwise", "setuponly", "setupplan", "python_path",
+                         "recwarn", "tmpdir", "monkeypatch", "randomly")
 START_LIMIT = 120.0  # seconds for a worker to import the grader and collect its checks
 
 
