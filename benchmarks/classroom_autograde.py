@@ -50,14 +50,17 @@ def edits():
 
 
 NOTES = (
-    "Where the time goes: a submission costs about 2 s of CPU, half in nbgrader (converting the notebook, "
-    "starting its kernel, the gradebook) and half in the warm grading processes (each exercise graded on the "
-    "real legs and on the simulated accelerator at once). Stock autograde grades one submission after another "
-    "and keeps about one core busy; `devcourse classroom autograde` runs one nbgrader per core, in processes "
-    "forked once nbgrader is imported, all grading through the one warm daemon, which grades several "
-    "submissions at once. A Dask LocalCluster in their place cost 6 s of CPU to start and a tenth of a core "
-    "to run (1.45x to 1.67x in earlier runs); Dask is used for a cluster (--scheduler). The machine is shared: "
-    "the ratio moves with the load from other work (see the load averages)."
+    "Where the time goes: with stock autograde a submission costs about 2 s of CPU, half in nbgrader and the "
+    "notebook's kernel (starting a kernel alone takes 0.6 s, most of it Python importing ipykernel, IPython and "
+    "zmq) and half in the warm grading processes (each exercise graded on the real legs and on the simulated "
+    "accelerator at once). Stock autograde grades one submission after "
+    "another and keeps about one core busy. `devcourse classroom autograde` runs one nbgrader per core plus "
+    "one, in processes forked once nbgrader is imported, all grading through the one warm daemon, and forks "
+    "each notebook's kernel from a template that has imported ipykernel already "
+    "(grader/classroom/warm_kernels.py): the same kernel code, 0.4 s of CPU less per submission. A Dask "
+    "LocalCluster in place of the local processes cost 6 s of CPU to start and a tenth of a core to run; Dask "
+    "is used for a cluster (--scheduler). The machine is shared: the ratio moves with the load from other work "
+    "(see the load averages)."
 )
 
 
@@ -141,17 +144,18 @@ def main() -> None:
         f"Machine: {platform.node()}, {os.cpu_count()} cores ({platform.processor() or platform.machine()}), "
         f"Python {platform.python_version()}; shared with other engineers' work while it ran.",
         "",
-        "| run | wall (s) | per submission (s) | speed-up | cores busy (average) |",
-        "| --- | ---: | ---: | ---: | ---: |",
+        "| run | wall (s) | per submission (s) | speed-up | cores busy (average) | CPU per submission (s) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
         f"| stock `nbgrader autograde` (one after another) | {t_stock:.1f} | {t_stock / n:.2f} | 1.00× | "
-        f"{cores[0]:.2f} |",
+        f"{cores[0]:.2f} | {cores[0] * t_stock / n:.2f} |",
         *[f"| `devcourse classroom autograde --workers {w}` (local worker processes) | {t:.1f} | {t / n:.2f} | "
-          f"{t_stock / t:.2f}× | {c:.2f} |" for (w, t), c in zip(t_ours.items(), cores[1:])],
+          f"{t_stock / t:.2f}× | {c:.2f} | {c * t / n:.2f} |" for (w, t), c in zip(t_ours.items(), cores[1:])],
         "",
         f"Cores busy: the whole machine's busy CPU time during the run over its wall time (the grading "
-        f"processes included). Stock autograde keeps {cores[0]:.2f} of the {os.cpu_count()} cores busy by itself, "
-        f"so no way of spreading the same work over this machine can be faster than "
-        f"{os.cpu_count()} / {cores[0]:.2f} = {ceiling:.2f}× here.",
+        f"processes included); CPU per submission: that busy time over the {n} submissions. Stock autograde "
+        f"keeps {cores[0]:.2f} of the {os.cpu_count()} cores busy, so spreading the same work over this machine "
+        f"could at best be {ceiling:.2f}× faster; the parallel runs also do less work per submission (their "
+        "kernels are forked from a warm template).",
         "",
         "Load average (1 / 5 / 15 min): " + "; ".join(f"{when} {fmt(la)}" for when, la in loads) + ".",
         "",

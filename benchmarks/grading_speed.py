@@ -47,6 +47,16 @@ def import_torch_seconds() -> float:
     return time.perf_counter() - start
 
 
+def accelerators() -> str:
+    """The machine's GPUs, as nvidia-smi names them (no torch here: the checks measure its import)."""
+    try:
+        found = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "no GPU"
+    names = [line.split(":", 1)[1].split("(")[0].strip() for line in found.splitlines() if line.startswith("GPU")]
+    return f"{len(names)} × {names[0]}" if names else "no GPU"
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--out", type=Path)
@@ -54,7 +64,7 @@ def main() -> None:
     p.add_argument("--cold", type=int, default=3, help="first checks to time (each with no daemon running)")
     args = p.parse_args()
     names = [e.name for e in course.load()]
-    firsts, floors, later, each = [], [], [], {}
+    firsts, floors, later, later_names, each = [], [], [], [], {}
     for _ in range(args.cold):
         floors.append(import_torch_seconds())
         env = {**os.environ, "DEVCOURSE_DAEMON_DIR": tempfile.mkdtemp(prefix="devcourse-bench-"),
@@ -62,7 +72,8 @@ def main() -> None:
         try:
             firsts.append(check(names[0], env))
             if not later:  # the later checks follow the first at once, as when a learner fixes and re-checks
-                later = [check(names[i % len(names)], env) for i in range(args.repeat)]
+                later_names = [names[i % len(names)] for i in range(args.repeat)]
+                later = [check(name, env) for name in later_names]
                 start = time.perf_counter()
                 for name in names:
                     each[name] = check(name, env)
@@ -73,7 +84,7 @@ def main() -> None:
                 "later check (worst)": max(later), "all exercises": everything}
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     lines = [
-        f"Grading speed: {platform.node()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"Grading speed: {platform.node()}, {os.cpu_count()} cores, {accelerators()}, Python {platform.python_version()}, "
         f"{time.strftime('%Y-%m-%d')}, load average {load:.1f} at the end; {len(names)} exercises, "
         f"{args.repeat} later checks.",
         "",
@@ -88,6 +99,8 @@ def main() -> None:
         f"First check, each of {args.cold} cold starts: {', '.join(f'{s:.2f}' for s in firsts)} s (median above); "
         f"`python -c \"import torch\"` just before each: {', '.join(f'{s:.2f}' for s in floors)} s. A first "
         "check cannot take less than that import, which the grading processes must do.",
+        "",
+        "Later checks, in order: " + ", ".join(f"{n} {s:.2f}" for n, s in zip(later_names, later)) + " s.",
         "",
         "Slowest exercises in the all-exercises run: " + ", ".join(f"{n} {s:.2f} s" for n, s in slowest) + ".",
     ]

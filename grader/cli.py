@@ -23,7 +23,6 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
-from rich.syntax import Syntax
 from rich.text import Text
 
 from grader import course, daemon, legs, report, runner, targets, workspace
@@ -201,6 +200,8 @@ def cmd_solution(args) -> int:
     source = ex.solution_file.read_text(encoding="utf-8")
     _say(f"Reference fix of {ex.name} ({ex.path}):", "bold")
     if report.fancy(console):
+        from rich.syntax import Syntax  # pygments: not worth importing for every check
+
         console.print(Syntax(source, "python", line_numbers=True, word_wrap=True))
     else:
         console.print(Text(source), soft_wrap=True)
