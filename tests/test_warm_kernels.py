@@ -24,6 +24,7 @@ def test_a_warm_kernel_behaves_as_a_started_one(tmp_path):
     # A fork of the template (the forkserver), not a child of the process that asked for it.
     assert found["kernel_parent"] != found["me"]
     assert (found["cwd"], found["env"], found["own_group"]) == (str(tmp_path), "seen", True)
+    assert found["argv0"] == "ipykernel_launcher.py"  # as `python -m ipykernel_launcher` leaves it
     assert found["interrupted"][0] == "KeyboardInterrupt" and found["interrupted"][1] < 10
     assert found["alive_after_shutdown"] is False
     assert found["killed_gone"] and found["orphan_gone"]

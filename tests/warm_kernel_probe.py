@@ -24,9 +24,9 @@ def main() -> None:
     km, kc = start_new_kernel(kernel_name="python3", cwd=folder, env={**os.environ, "PROBE": "seen"})
     found["provisioner"] = type(km.provisioner).__name__
     found["kernel_pid"] = km.provisioner.pid
-    text, _ = run_code(kc, "import os, json; print(json.dumps([os.getcwd(), os.environ.get('PROBE'), os.getppid(), "
-                           "os.getpgid(0) == os.getpid()]))")
-    found["cwd"], found["env"], found["kernel_parent"], found["own_group"] = json.loads(text)
+    text, _ = run_code(kc, "import os, sys, json; print(json.dumps([os.getcwd(), os.environ.get('PROBE'), os.getppid(), "
+                           "os.getpgid(0) == os.getpid(), os.path.basename(sys.argv[0])]))")
+    found["cwd"], found["env"], found["kernel_parent"], found["own_group"], found["argv0"] = json.loads(text)
     kc.execute("import time; time.sleep(60)")  # then interrupted, as a stuck cell is by nbclient
     time.sleep(1)
     start = time.monotonic()

@@ -83,9 +83,16 @@ def _kernel_main(argv: list[str], env: dict, cwd: str | None) -> None:
     os.environ["JPY_PARENT_PID"] = str(os.getppid())
     argv = [*argv, f"--IPKernelApp.parent_handle={os.getppid()}"]
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    import atexit
+    import importlib.util
+
     from ipykernel import kernelapp
 
-    kernelapp.launch_new_instance(argv=argv)
+    sys.argv = [importlib.util.find_spec("ipykernel_launcher").origin, *argv]  # as `python -m` sets it
+    try:
+        kernelapp.launch_new_instance(argv=argv)
+    finally:
+        atexit._run_exitfuncs()  # a multiprocessing child skips them; a kernel's (IPython's history) expect to run
 
 
 class _ForkedKernel:

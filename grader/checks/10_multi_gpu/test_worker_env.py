@@ -14,7 +14,9 @@ FIX = ("CUDA_VISIBLE_DEVICES renumbers the GPUs: a worker that sees one GPU call
 
 
 def assignment():
-    gpus = random.sample(range(8), random.randint(2, 4))
+    # Never GPU r for every rank r: with that draw (one in 140), using the rank as the GPU would look right.
+    while (gpus := random.sample(range(8), random.randint(2, 4))) == list(range(len(gpus))):
+        pass
     base = {"PATH": "/usr/bin", "HOME": "/home/learner", f"JOB_{random.randint(100, 999)}": "x"}
     return gpus, base
 
