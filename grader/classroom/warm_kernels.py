@@ -2,7 +2,8 @@
 
 Autograding a notebook starts a fresh IPython kernel, and most of a kernel's start is Python importing
 ipykernel, IPython and zmq: about 0.4 of the 0.6 s of CPU a kernel costs before its first cell, paid once
-per submission. On a machine whose cores are all grading, that is a sixth of the class's time.
+per submission. On a machine whose cores are all grading, that is a fifth of the class's time
+(benchmarks/results/classroom_autograde.md: 1.95 s of CPU per submission with stock kernels, 1.57 s).
 
 `WarmKernelProvisioner` is a jupyter_client kernel provisioner (registered under the entry point
 `devcourse-warm-kernel`) that starts the standard IPython kernel as a child of the standard library's

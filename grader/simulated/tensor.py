@@ -457,10 +457,24 @@ def op_copy_(func, args, kwargs):
     if non_blocking and pinned:
         snap = src._data.detach().clone()
         clock.pending.append((clock.device[src._idx], src._idx, dst, snap))
+        _unlanded(dst)
         return dst
     sync("to_cpu_blocking" if not non_blocking else "d2h_pageable", src._idx)
     dst.copy_(src._data)
     return dst
+
+
+def _unlanded(dst):
+    """What the host finds in the destination of a copy still in flight. On CUDA it is whatever the memory held
+    (a fresh pinned buffer's leftovers, a reused one's old values), which on an unlucky draw equals the right
+    answer; here it is a value no result has (NaN, or the integer type's far end), so that a read before the
+    copy lands is always seen as wrong. bool has no such value and keeps its contents."""
+    with torch.no_grad():
+        if dst.is_floating_point() or dst.is_complex():
+            dst.fill_(float("nan"))
+        elif dst.dtype is not torch.bool:
+            info = torch.iinfo(dst.dtype)
+            dst.fill_(info.min if info.min < 0 else info.max)
 
 
 def op_to_copy(func, args, kwargs):

@@ -83,7 +83,9 @@ def build_batch(device, stray_on):
     }
     paths = {"inputs": ("inputs",), "mask": ("mask",), "targets.0": ("targets", 0), "targets.1.0": ("targets", 1, 0),
              "meta.lengths": ("meta", "lengths")}
-    chosen = random.sample(sorted(paths), random.randint(1, 3))
+    # One leaf inside each kind of container (tuple, list, dict) always strays, plus any of the top-level ones:
+    # a walker that skips a kind of container then fails on every draw, not on some.
+    chosen = ["targets.0", "targets.1.0", "meta.lengths"] + random.sample(["inputs", "mask"], random.randint(0, 2))
     for name in chosen:
         *parents, last = paths[name]
         holder = batch

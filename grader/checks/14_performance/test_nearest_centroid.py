@@ -40,14 +40,21 @@ def test_kernels_do_not_grow_with_the_batch(submission, device):
     n = random.randint(30, 40)
     counts = []
     x_small, c = draw(n, device)  # the same centroids for both sizes: only the batch grows
-    for x in (x_small, torch.randn(4 * n, c.shape[1])):
+    # A sample beside every centroid, in both batches: each centroid is the nearest of some sample in both, so
+    # code whose work depends on which centroids win (a loop over centroids that skips idle ones) does the
+    # same work for both sizes, on every draw.
+    anchors = c + 1e-3 * torch.randn_like(c)
+    batches = [torch.cat([x_small, anchors]), torch.cat([torch.randn(4 * n, c.shape[1]), anchors])]
+    for x in batches:
         with measure(device) as m:
             out = call(submission, x, c, device)
         check_assignment(out, x, c, device)
         counts.append(m.kernels)
     small, large = counts
     if large > small + 4:
-        fail(f"assign launched {small} operations on {device} for {n} samples and {large} for {4 * n}: the work is "
+        sizes = [len(x) for x in batches]
+        fail(f"assign launched {small} operations on {device} for {sizes[0]} samples and {large} for {sizes[1]}: the "
+             "work is "
              "done one sample at a time, in a Python loop, and each tiny kernel costs a launch. Compute the (N, K) "
              "matrix of distances in one batched expression (broadcast x[:, None, :] against centroids[None]) and "
              "take argmin over the centroids.")
