@@ -183,3 +183,18 @@ def test_one_submission_graded_twenty_times_gives_one_verdict(tmp_path):
     f.write_text((runner.Path(EX.exercise_file)).read_text())
     verdicts = {tuple(sorted((r.check, r.leg, r.outcome) for r in runner.grade(EX, f).results)) for _ in range(20)}
     assert len(verdicts) == 1, verdicts
+
+
+# Wrong submissions that once passed a check on some draws and not on others (found by tools/determinism.py,
+# which grades every submission several times): each check must now give them one outcome.
+DRAW_DEPENDENT = ["worker_env/wrong_visible_rank", "find_misplaced/wrong_no_plain_attributes",
+                  "nearest_centroid/wrong_loop_over_centroids_item", "per_class_accuracy/wrong_pin_first"]
+
+
+@pytest.mark.parametrize("name", DRAW_DEPENDENT)
+def test_a_wrong_submission_fails_the_same_checks_on_every_draw(name):
+    exercise, stem = name.split("/")
+    path = runner.Path(__file__).parent / "submissions" / exercise / f"{stem}.py"
+    outcomes = {tuple(sorted((r.check, r.leg, r.outcome) for r in runner.grade(course.get(exercise), path).results))
+                for _ in range(6)}
+    assert len(outcomes) == 1, outcomes
