@@ -938,6 +938,141 @@ def _c_move_after_error(dev):
     return [model.weight.device, model.weight is w]
 
 
+# ---------------------------------------------------------------- more placement bugs seen in the wild
+
+
+@case("torch.where with a cpu condition")
+def _c_where_cpu_cond(dev):
+    a = torch.ones(3, device=dev)
+    return torch.where(torch.tensor([True, False, True]), a, a * 2)
+
+
+@case("torch.cat of a cpu and a device tensor")
+def _c_cat_mixed(dev):
+    return torch.cat([torch.ones(2), torch.ones(2, device=dev)])
+
+
+@case("index_select with a cpu index")
+def _c_index_select_cpu(dev):
+    return torch.arange(6.0, device=dev).index_select(0, torch.tensor([0, 2]))
+
+
+@case("gather with a cpu index")
+def _c_gather_cpu(dev):
+    return torch.arange(6.0, device=dev).view(2, 3).gather(1, torch.tensor([[0], [2]]))
+
+
+@case("scatter_add_ with a cpu index")
+def _c_scatter_add_cpu(dev):
+    return torch.zeros(3, device=dev).scatter_add_(0, torch.tensor([0, 0, 2]), torch.ones(3, device=dev))
+
+
+@case("index_add_ with a cpu index")
+def _c_index_add_cpu(dev):
+    return torch.zeros(3, device=dev).index_add_(0, torch.tensor([0, 2]), torch.ones(2, device=dev))
+
+
+@case("masked_fill with a cpu mask")
+def _c_masked_fill_cpu_mask(dev):
+    return torch.ones(3, device=dev).masked_fill(torch.tensor([True, False, True]), 0.0)
+
+
+@case("masked_fill with a 0-dim cpu value")
+def _c_masked_fill_cpu_value(dev):
+    x = torch.ones(3, device=dev)
+    return x.masked_fill(x > 0, torch.tensor(5.0)).cpu()
+
+
+@case("clamp with cpu tensor bounds")
+def _c_clamp_cpu_bounds(dev):
+    return torch.arange(3.0, device=dev).clamp(min=torch.ones(3))
+
+
+@case("device tensor += cpu tensor")
+def _c_iadd_cpu(dev):
+    a = torch.ones(3, device=dev)
+    a += torch.ones(3)
+    return a
+
+
+@case("einsum across devices")
+def _c_einsum_mixed(dev):
+    return torch.einsum("ij,jk->ik", torch.ones(2, 3, device=dev), torch.ones(3, 2))
+
+
+@case("cdist of a device and a cpu tensor")
+def _c_cdist_mixed(dev):
+    return torch.cdist(torch.ones(2, 3, device=dev), torch.ones(4, 3))
+
+
+@case("bucketize with cpu boundaries")
+def _c_bucketize_cpu(dev):
+    return torch.bucketize(torch.tensor([0.5, 2.5], device=dev), torch.tensor([1.0, 2.0]))
+
+
+@case("LSTM on the device, initial state on the cpu")
+def _c_lstm_cpu_state(dev):
+    lstm = torch.nn.LSTM(4, 3).to(dev)
+    h0 = torch.zeros(1, 2, 3)
+    return lstm(torch.randn(5, 2, 4, device=dev), (h0, h0))[0].shape
+
+
+@case("pack_padded_sequence with lengths on the device")
+def _c_pack_lengths_device(dev):
+    from torch.nn.utils.rnn import pack_padded_sequence
+
+    x = torch.randn(2, 4, 3, device=dev)
+    return pack_padded_sequence(x, torch.tensor([4, 2], device=dev), batch_first=True).data.shape
+
+
+@case("pack_padded_sequence with lengths on the cpu")
+def _c_pack_lengths_cpu(dev):
+    from torch.nn.utils.rnn import pack_padded_sequence
+
+    packed = pack_padded_sequence(torch.randn(2, 4, 3, device=dev), torch.tensor([4, 2]), batch_first=True)
+    return [packed.data.device, packed.batch_sizes.device, packed.data.shape]
+
+
+@case("pack, LSTM, pad and backward on the device")
+def _c_packed_lstm(dev):
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+    lstm = torch.nn.LSTM(3, 2, batch_first=True).to(dev)
+    x = torch.randn(3, 4, 3, device=dev, requires_grad=True)
+    packed = pack_padded_sequence(x, torch.tensor([2, 4, 1]), batch_first=True, enforce_sorted=False)
+    out, lengths = pad_packed_sequence(lstm(packed)[0], batch_first=True)
+    out.sum().backward()
+    return [out.device, tuple(out.shape), lengths, x.grad.device, lstm.weight_ih_l0.grad.device]
+
+
+@case("clip_grad_norm_ returns a device tensor")
+def _c_clip_grad_norm(dev):
+    model = torch.nn.Linear(3, 2).to(dev)
+    model(torch.ones(4, 3, device=dev)).sum().backward()
+    return torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0).device
+
+
+@case("max over a dim: values and indices on the device")
+def _c_max_dim(dev):
+    values, indices = torch.tensor([[1.0, 3.0], [4.0, 2.0]], device=dev).max(dim=1)
+    return [values.device, indices.device, indices.dtype]
+
+
+@case("one_hot of device labels")
+def _c_one_hot(dev):
+    return torch.nn.functional.one_hot(torch.tensor([0, 2], device=dev), 3)
+
+
+@case("BatchNorm running statistics move with the module")
+def _c_bn_buffers(dev):
+    return [b.device for b in torch.nn.BatchNorm1d(3).to(dev).buffers()]
+
+
+@case("multinomial on the device")
+def _c_multinomial(dev):
+    return torch.multinomial(torch.tensor([0.0, 1.0], device=dev), 2, replacement=True)
+
+
 def device_count(device_type: str) -> int:
     mod = getattr(torch, device_type, None)
     try:

@@ -27,7 +27,11 @@ CODEGEN_CHECKED = {
     "addmv": "addmv", "index_select": "_index_select", "dot": "_dot",
     "embedding_dense_backward": "_embedding_dense_backward",
     "nll_loss_forward": "nll_loss_forward", "nll_loss2d_forward": "nll_loss2d_forward",
+    "gather": "gather", "scatter_add_": "scatter_add_", "index_add_": "index_add_", "clamp": "clamp_Tensor",
+    "_cdist_forward": "__cdist_forward", "bucketize": "Tensor_bucketize", "cat": "cat",
 }
+# ops whose CUDA kernels check the mask's device themselves
+MASK_CHECKED = {"masked_fill", "masked_fill_"}
 
 # ops that legitimately see CPU and device tensors together
 MIXED_OK = {"_has_compatible_shallow_copy_type", "is_same_size", "set_"}
@@ -44,8 +48,11 @@ def same_device_error(a, b) -> RuntimeError:
 def codegen_check(func, args, name) -> None:
     common = None
     schema_args = func._schema.arguments
-    for i, a in enumerate(args):
-        if isinstance(a, torch.Tensor):
+    for i, arg in enumerate(args):
+        # a list argument (cat's tensors) is checked element by element, under the list's name
+        for a in arg if isinstance(arg, (list, tuple)) else (arg,):
+            if not isinstance(a, torch.Tensor):
+                continue
             d = a.device
             if common is None:
                 common = d
@@ -56,6 +63,13 @@ def codegen_check(func, args, name) -> None:
                     f"{argname} is on {d}, different from other tensors on {common} "
                     f"(when checking argument in method wrapper_{DEVICE_TYPE.upper()}_{name})"
                 )
+
+
+def mask_check(args) -> None:
+    self, mask = args[0], args[1]
+    if isinstance(mask, torch.Tensor) and mask.device != self.device:
+        raise RuntimeError(f"expected self and mask to be on the same device, but got mask on {mask.device} and "
+                           f"self on {self.device}")
 
 
 def embedding_check(args) -> None:
@@ -93,6 +107,8 @@ def check_mixed(func, name, args, common_dev, bad_dev) -> None:
         codegen_check(func, args, cg)
     if name == "embedding":
         embedding_check(args)
+    if name in MASK_CHECKED:
+        mask_check(args)
     if name == "convolution" or name == "convolution_backward":
         conv_check(args)
     if bad_dev is not None:

@@ -566,6 +566,34 @@ def op_nonzero(func, args, kwargs):
     return res
 
 
+def op_pack_padded_sequence(func, args, kwargs):
+    """aten._pack_padded_sequence(input, lengths, batch_first): as on CUDA, the lengths must be a CPU tensor, and
+    the packed data stay on the input's device while their batch_sizes are a CPU tensor."""
+    inp, lengths = args[0], args[1]
+    if type(lengths) is SimTensor:
+        kind = {torch.int64: "Long", torch.int32: "Int", torch.float32: "Float"}.get(lengths.dtype, lengths.dtype)
+        raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor, but got {lengths.dim()}D "
+                           f"{lengths.device} {kind} tensor")
+    return _packed_on_device(func, inp, args, kwargs)
+
+
+def op_with_cpu_batch_sizes(func, args, kwargs):
+    """_pad_packed_sequence(data, batch_sizes, ...) and _pack_padded_sequence_backward(grad, sizes, batch_sizes,
+    ...): device data with the CPU batch_sizes of a PackedSequence, which CUDA's kernels read on the host."""
+    sizes = next((a for a in args[1:] if isinstance(a, torch.Tensor)), None)
+    if type(args[0]) is not SimTensor or type(sizes) is SimTensor:
+        return generic(func, args, kwargs)
+    return _packed_on_device(func, args[0], args, kwargs)
+
+
+def _packed_on_device(func, dev_tensor, args, kwargs):
+    out = func(dev_tensor._data, *args[1:], **kwargs)
+    launch(dev_tensor._idx, None, func.__name__.split(".")[0])
+    if isinstance(out, tuple):  # (on the device, a CPU tensor of sizes)
+        return (SimTensor(out[0], dev_tensor._idx), *out[1:])
+    return SimTensor(out, dev_tensor._idx)
+
+
 def _with_impl(impl):
     return lambda func, args, kwargs: generic(func, args, kwargs, impl)
 
@@ -584,6 +612,9 @@ SPECIAL = {
     aten.equal.default: op_equal,
     aten.nonzero.default: op_nonzero,
     aten.masked_select.default: op_nonzero,
+    aten._pack_padded_sequence.default: op_pack_padded_sequence,
+    aten._pad_packed_sequence.default: op_with_cpu_batch_sizes,
+    aten._pack_padded_sequence_backward.default: op_with_cpu_batch_sizes,
 }
 
 
