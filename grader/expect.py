@@ -123,6 +123,12 @@ def no_round_trips(device: torch.device, what: str):
              "the input's device instead of moving data back and forth.")
 
 
+def within(got: float, want: float, tol: float) -> bool:
+    """|got - want| <= tol for Python numbers, false for NaN (a check written `abs(got - want) > tol: fail`
+    lets NaN through, since every comparison with NaN is false)."""
+    return abs(got - want) <= tol
+
+
 def expect_close(actual: torch.Tensor, expected: torch.Tensor, what: str, atol=1e-5, rtol=1e-4):
     actual = expect_tensor(actual, what).detach().cpu()
     expected = expected.detach().cpu()

@@ -16,7 +16,6 @@ import argparse
 import multiprocessing
 import os
 import sys
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -24,21 +23,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from grader import course, daemon, runner  # noqa: E402
-from verdicts import submissions  # noqa: E402
+from grader import course, runner  # noqa: E402
+from verdicts import own_daemon, submissions  # noqa: E402
 
 
 def outcomes(items: list[tuple[str, str, str, int]]) -> list[tuple[tuple, str]]:
     """((exercise, submission, check, leg), outcome) of each check of each item, graded through a daemon of
     this process's own."""
-    os.environ["DEVCOURSE_DAEMON_DIR"] = tempfile.mkdtemp(prefix="devcourse-determinism-")
     found = []
-    try:
+    with own_daemon():
         for name, label, path, _ in items:
             for r in runner.grade(course.get(name), Path(path)).results:
                 found.append(((name, label, r.check, r.leg), r.outcome))
-    finally:
-        daemon.stop()
     return found
 
 

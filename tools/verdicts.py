@@ -12,6 +12,7 @@ With --jobs N, N processes grade at once, each through warm grading processes of
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import os
@@ -48,17 +49,24 @@ def verdicts(grade: runner.Grade) -> dict[str, str]:
     return out
 
 
+@contextlib.contextmanager
+def own_daemon():
+    """Grading processes of this process's own (one per pool process, so that they grade side by side)."""
+    os.environ["DEVCOURSE_DAEMON_DIR"] = tempfile.mkdtemp(prefix="devcourse-tools-")
+    try:
+        yield
+    finally:
+        daemon.stop()
+
+
 def grade_chunk(items: list[tuple[str, str, str]]) -> list[dict]:
     """Grade (exercise, label, path) items through a daemon of this process's own."""
-    os.environ["DEVCOURSE_DAEMON_DIR"] = tempfile.mkdtemp(prefix="devcourse-verdicts-")
     rows = []
-    try:
+    with own_daemon():
         for name, label, path in items:
             g = runner.grade(course.get(name), Path(path))
             rows.append({"exercise": name, "submission": label, "verdicts": verdicts(g),
                          "failures": sorted({f"{r.leg}: {r.message.splitlines()[0][:160]}" for r in g.failures})})
-    finally:
-        daemon.stop()
     return rows
 
 

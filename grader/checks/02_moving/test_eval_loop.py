@@ -7,7 +7,7 @@ model to the CPU instead, or computing somewhere else, is seen whatever the mach
 import torch
 from torch import nn
 
-from grader.expect import canonical, fail, running
+from grader.expect import canonical, fail, running, within
 
 EXPLAIN = ("the batch is still on cpu: x.to(device) returns a new tensor and leaves x where it was. "
            "Assign the result: images = images.to(device), and the same for the labels.")
@@ -68,7 +68,7 @@ def test_accuracy_is_right(submission, device):
     if not isinstance(result, (int, float)):
         fail(f"evaluate should return the accuracy as a Python float, got a {type(result).__name__}.")
     expected = reference_accuracy(cpu_model, batches)
-    if not abs(result - expected) <= 1e-6:  # so that NaN is never close
+    if not within(result, expected, 1e-6):
         fail(f"evaluate returned an accuracy of {result:.4f}, expected {expected:.4f} over {len(batches)} batches: "
              "every batch must be scored, each prediction against its own label.")
 

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.expect import expect_close, fail, measure, running
+from grader.expect import expect_close, fail, measure, running, within
 
 FIX = ("accumulate the loss on the device (a tensor: total += loss.detach() * len(y)) and read it once, "
        "after the loop")
@@ -51,7 +51,7 @@ def test_returns_the_mean_loss(submission, device):
         kind = f"a tensor on {out.device}" if isinstance(out, torch.Tensor) else f"a {type(out).__name__}"
         fail(f"train_epoch should return the mean loss as a Python float, for the log, but it returned {kind}: "
              "read the device total once, at the end, with .item().")
-    if not abs(out - expected) <= 1e-4 * max(1.0, abs(expected)):  # so that NaN is never close
+    if not within(out, expected, 1e-4 * max(1.0, abs(expected))):
         fail(f"train_epoch returned a mean loss of {out:.6f}; the mean cross-entropy over the epoch's "
              f"{sum(len(y) for _, y in batches)} examples is {expected:.6f}. Weight each batch by its size "
              "(the last one is smaller) and divide by the number of examples.")

@@ -21,7 +21,7 @@ import random
 
 import torch
 
-from grader.expect import fail, keep_busy, made_current, measure, running
+from grader.expect import fail, keep_busy, made_current, measure, running, within
 
 FIX = ("the host read the result before the copy finished: a copy to the CPU with non_blocking=True returns "
        "before the device has run it. Wait for it (synchronize the device, or an event recorded after the copy) "
@@ -51,7 +51,7 @@ def check_values(out, expected, classes):
              f"{' of length ' + str(len(out)) if isinstance(out, (list, tuple)) else ''}.")
     if any(not isinstance(v, (int, float)) for v in out):
         fail("per_class_accuracy should return Python floats (the list goes to the logger).")
-    if not all(abs(a - b) <= 1e-5 for a, b in zip(out, expected)):  # written so that NaN is never close
+    if not all(within(a, b, 1e-5) for a, b in zip(out, expected)):
         shown = ", ".join(f"{v:.3f}" for v in out)
         want = ", ".join(f"{v:.3f}" for v in expected)
         fail(f"per_class_accuracy returned [{shown}] but the accuracies are [{want}]: {FIX}")

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.expect import fail, measure, running
+from grader.expect import fail, measure, running, within
 
 FIX = ("total += loss keeps every batch's autograd graph, and the activations it saved, alive for as long as "
        "total lives: add loss.item() (or loss.detach()), or run the loop under torch.no_grad().")
@@ -60,7 +60,7 @@ def test_mean_loss_without_a_graph(submission, device):
         fail(f"validation_loss returned a tensor with grad_fn={type(value.grad_fn).__name__}: it still holds the "
              f"autograd graph of all {len(batches)} batches. " + FIX)
     got = as_number(value)
-    if not abs(got - expected) <= 1e-4 * max(1.0, abs(expected)):  # so that NaN is never close
+    if not within(got, expected, 1e-4 * max(1.0, abs(expected))):
         fail(f"validation_loss returned {got:.5f}, but the mean loss is {expected:.5f}: the fix changed the result.")
 
 

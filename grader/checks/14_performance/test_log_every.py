@@ -5,7 +5,7 @@ import random
 
 import torch
 
-from grader.expect import expect_close, expect_device, fail, measure, running
+from grader.expect import expect_close, expect_device, fail, measure, running, within
 
 
 def draw():
@@ -55,7 +55,7 @@ def test_logs_the_documented_steps(submission, device):
         fail(f"the log holds steps {[s for s, _ in got]}, expected {[s for s, _ in expected]} "
              f"(every log_every={log_every} steps from 0).")
     for (s, v), (_, e) in zip(got, expected):
-        if not abs(v - e) <= 1e-4 + 1e-4 * abs(e):  # so that NaN is never close
+        if not within(v, e, 1e-4 + 1e-4 * abs(e)):
             fail(f"the loss logged at step {s} is {v:.6g}, expected {e:.6g} (the loss before that step's update).")
     if any(not isinstance(v, float) for _, v in log):
         fail("the losses in the log should be Python floats, not tensors: read the logged values with .tolist() "
