@@ -83,27 +83,37 @@ def ensure(where: Path | None = None, wait: bool = True) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two checks started at once start one daemon
         if _alive(where, digest):
             return where
-        if not _starting(where, digest):
-            stop(where)
-            for fam in FAMILIES:
-                with contextlib.suppress(FileNotFoundError):
-                    (where / f"{fam}.sock").unlink()
-            with open(where / "daemon.log", "ab") as log:
-                proc = subprocess.Popen([sys.executable, "-m", "grader.workers", "serve", "--dir", str(where)],
-                                        cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                        start_new_session=True, env={**os.environ, "PYTHONPATH": _pythonpath()})
-            (where / "starting").write_text(f"{proc.pid} {digest}")
+        started = not _starting(where, digest)
+        if started:
+            _start(where, digest)
         if not wait:
             return where
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
             if all((where / f"{fam}.sock").exists() for fam in FAMILIES) and _alive(where, digest):
                 return where
-            if not _starting(where, digest):  # it died: say why at once
-                break
+            if not _starting(where, digest):
+                if started:  # the daemon this call started died: say why at once
+                    break
+                # The one another process started ended before it answered (stopped, or idle): start ours.
+                _start(where, digest)
+                started = True
             time.sleep(0.02)
     tail = (where / "daemon.log").read_text(errors="replace")[-2000:]
     raise DaemonError(f"the grading processes did not start (within {START_TIMEOUT:g} s):\n{tail}")
+
+
+def _start(where: Path, digest: str) -> None:
+    """Replace whatever daemon this folder has by a new one, and mark it as starting."""
+    stop(where)
+    for fam in FAMILIES:
+        with contextlib.suppress(FileNotFoundError):
+            (where / f"{fam}.sock").unlink()
+    with open(where / "daemon.log", "ab") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "grader.workers", "serve", "--dir", str(where)],
+                                cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                start_new_session=True, env={**os.environ, "PYTHONPATH": _pythonpath()})
+    (where / "starting").write_text(f"{proc.pid} {digest}")
 
 
 def _starting(where: Path, digest: str) -> bool:

@@ -94,6 +94,18 @@ def test_an_early_start_and_the_check_after_it_start_one_daemon(fresh):
     assert len(roots) == 1, procs
 
 
+def test_a_check_waiting_for_a_daemon_that_ends_starts_its_own(fresh):
+    # One command starts the daemon; a check waits for it; the daemon ends before it answers (stopped from
+    # another terminal, or a test session's end): the check starts a daemon of its own instead of failing.
+    daemon.ensure(wait=False)
+    first = int((fresh / "starting").read_text().split()[0])
+    ended = ThreadPoolExecutor(1).submit(lambda: (time.sleep(0.3), os.killpg(first, 9)))
+    assert daemon.ensure() == fresh
+    ended.result()
+    assert int((fresh / "starting").read_text().split()[0]) != first
+    assert runner.grade(NOISE, NOISE.solution_file).passed
+
+
 def test_checks_are_graded_while_the_zygotes_warm_up_and_after(fresh):
     daemon.ensure()
     first = {fam: daemon._talk(fresh, fam, {"ping": True}, timeout=5)["pid"] for fam in ("real", "sim")}
