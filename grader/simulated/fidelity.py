@@ -1073,6 +1073,180 @@ def _c_multinomial(dev):
     return torch.multinomial(torch.tensor([0.0, 1.0], device=dev), 2, replacement=True)
 
 
+# --- ops whose CUDA kernels check devices in generated code (placement.codegen_checked) and their neighbours
+@case("clamp with a 0-dim cpu bound")
+def _c_clamp_cpu_scalar(dev):
+    return torch.arange(3.0, device=dev).clamp(min=torch.tensor(1.0)).cpu()
+
+
+@case("torch.where with a 0-dim cpu value")
+def _c_where_cpu_scalar(dev):
+    x = torch.arange(3.0, device=dev)
+    return torch.where(x > 0, x, torch.tensor(-1.0)).cpu()
+
+
+@case("lerp towards a cpu tensor")
+def _c_lerp_cpu(dev):
+    return torch.lerp(torch.zeros(3, device=dev), torch.ones(3), 0.5)
+
+
+@case("lerp with a 0-dim cpu weight")
+def _c_lerp_cpu_weight(dev):
+    return torch.lerp(torch.zeros(3, device=dev), torch.ones(3, device=dev), torch.tensor(0.5)).cpu()
+
+
+@case("addcmul with a cpu tensor")
+def _c_addcmul_cpu(dev):
+    return torch.addcmul(torch.zeros(3, device=dev), torch.ones(3), torch.ones(3, device=dev))
+
+
+@case("layer_norm with a cpu weight")
+def _c_layer_norm_cpu_weight(dev):
+    return torch.nn.functional.layer_norm(torch.randn(2, 4, device=dev), (4,), weight=torch.ones(4))
+
+
+@case("LayerNorm on the cpu, input on the device")
+def _c_layer_norm_module_cpu(dev):
+    return torch.nn.LayerNorm(4)(torch.randn(2, 4, device=dev))
+
+
+@case("batch_norm with cpu running statistics")
+def _c_batch_norm_cpu_stats(dev):
+    return torch.nn.functional.batch_norm(torch.randn(4, 3, device=dev), torch.zeros(3), torch.ones(3))
+
+
+@case("cross_entropy with cpu class weights")
+def _c_cross_entropy_cpu_weight(dev):
+    logits = torch.randn(4, 3, device=dev)
+    return torch.nn.functional.cross_entropy(logits, torch.tensor([0, 1, 2, 0], device=dev), weight=torch.ones(3))
+
+
+@case("embedding_bag with cpu offsets")
+def _c_embedding_bag_cpu_offsets(dev):
+    bag = torch.nn.EmbeddingBag(10, 3).to(dev)
+    return bag(torch.tensor([1, 2, 3, 4], device=dev), torch.tensor([0, 2]))
+
+
+@case("searchsorted of cpu values")
+def _c_searchsorted_cpu(dev):
+    return torch.searchsorted(torch.tensor([1.0, 2.0, 3.0], device=dev), torch.tensor([2.5]))
+
+
+@case("grid_sample with a cpu grid")
+def _c_grid_sample_cpu(dev):
+    return torch.nn.functional.grid_sample(torch.randn(1, 1, 4, 4, device=dev), torch.zeros(1, 2, 2, 2),
+                                           align_corners=False)
+
+
+@case("PReLU on the cpu, input on the device")
+def _c_prelu_cpu(dev):
+    return torch.nn.PReLU()(torch.randn(3, device=dev))
+
+
+@case("linalg.solve of a device matrix and a cpu right-hand side")
+def _c_solve_cpu_rhs(dev):
+    return torch.linalg.solve(torch.eye(2, device=dev), torch.ones(2))
+
+
+@case("index_copy_ from a cpu source")
+def _c_index_copy_cpu(dev):
+    return torch.zeros(3, device=dev).index_copy_(0, torch.tensor([0, 2], device=dev), torch.ones(2))
+
+
+@case("scatter_ from a cpu source")
+def _c_scatter_cpu_src(dev):
+    return torch.zeros(3, device=dev).scatter_(0, torch.tensor([0, 2], device=dev), torch.ones(2))
+
+
+@case("take with a cpu index")
+def _c_take_cpu(dev):
+    return torch.take(torch.arange(4.0, device=dev), torch.tensor([0, 3]))
+
+
+@case("masked_scatter_ from a cpu source")
+def _c_masked_scatter_cpu(dev):
+    x = torch.zeros(3, device=dev)
+    return x.masked_scatter_(x == 0, torch.ones(3))
+
+
+@case("assign cpu values through a device index")
+def _c_index_put_cpu_values(dev):
+    x = torch.zeros(4, device=dev)
+    x[torch.tensor([0, 2], device=dev)] = torch.tensor([1.0, 2.0])
+    return x.cpu()
+
+
+@case("assign a 0-dim cpu value through a mask")
+def _c_index_put_cpu_scalar(dev):
+    x = torch.zeros(4, device=dev)
+    x[x == 0] = torch.tensor(3.0)
+    return x.cpu()
+
+
+@case("normal with a device mean and a cpu std")
+def _c_normal_cpu_std(dev):
+    return torch.normal(torch.zeros(3, device=dev), torch.ones(3))
+
+
+@case("mv of a device matrix and a cpu vector")
+def _c_mv_cpu(dev):
+    return torch.mv(torch.ones(2, 3, device=dev), torch.ones(3))
+
+
+@case("matmul into a cpu out=")
+def _c_matmul_cpu_out(dev):
+    out = torch.empty(2, 2)
+    return torch.matmul(torch.ones(2, 3, device=dev), torch.ones(3, 2, device=dev), out=out)
+
+
+@case("bincount with cpu weights")
+def _c_bincount_cpu_weights(dev):
+    return torch.bincount(torch.tensor([0, 1, 1], device=dev), weights=torch.ones(3))
+
+
+@case("GRU on the device, initial state on the cpu")
+def _c_gru_cpu_state(dev):
+    gru = torch.nn.GRU(4, 3).to(dev)
+    return gru(torch.randn(5, 2, 4, device=dev), torch.zeros(1, 2, 3))[0].shape
+
+
+@case("a list of layers stays on the cpu after model.to(device)")
+def _c_plain_list_of_layers(dev):
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = [torch.nn.Linear(3, 3), torch.nn.Linear(3, 1)]  # a plain list: not registered
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+    return Net().to(dev)(torch.ones(2, 3, device=dev))
+
+
+@case("type() of a device tensor")
+def _c_type_string(dev):
+    return torch.ones(2, device=dev).type()
+
+
+@case("assign a moved tensor to a Parameter attribute")
+def _c_assign_moved_parameter(dev):
+    model = torch.nn.Linear(2, 1)
+    model.weight = model.weight.to(dev)
+    return model.weight.device
+
+
+@case("F.linear with a cpu bias")
+def _c_linear_cpu_bias(dev):
+    return torch.nn.functional.linear(torch.ones(2, 3, device=dev), torch.ones(4, 3, device=dev), torch.ones(4))
+
+
+@case("mse_loss against a cpu target")
+def _c_mse_cpu_target(dev):
+    return torch.nn.functional.mse_loss(torch.ones(3, device=dev), torch.zeros(3))
+
+
 def device_count(device_type: str) -> int:
     mod = getattr(torch, device_type, None)
     try:

@@ -5,37 +5,57 @@ Where CUDA checks devices decides the message, so each rule says which CUDA code
 * TensorIterator ops (add, mul, copy_, ...): ``Expected all tensors to be on the same device, but found at
   least two devices, A and B!`` -- A is the device of the op (the first device tensor), B the odd one.
   A 0-dim CPU tensor is a scalar and mixes with device tensors; a 1-element 1-dim one does not.
-* Ops whose CUDA kernels check devices in generated code (mm, addmm, index_select, nll_loss, ...):
-  ``... but got <arg> is on X, different from other tensors on Y (when checking argument in method
-  wrapper_CUDA_<op>)``.
+* Ops whose CUDA kernels check devices in generated code (mm, addmm, index_select, nll_loss, layer_norm, ...;
+  the table is generated from PyTorch's code generator): ``... but got <arg> is on X, different from other
+  tensors on Y (when checking argument in method wrapper_CUDA_<op>)``. These refuse 0-dim CPU tensors too.
 * Convolutions: cuDNN compares tensor *types* (``Input type (torch.cuda.FloatTensor) and weight type
   (torch.FloatTensor) should be the same``); a CPU input with a device weight goes to the slow conv2d
   kernel, which uses the generated-code message.
-* Indexing: CPU indices may index a device tensor; device indices into a CPU tensor fail.
+* Indexing: CPU indices may index a device tensor; device indices into a CPU tensor fail; the values written
+  through indices (``x[i] = v``) must be on the device unless 0-dim.
+* Composite ops that CUDA runs through another kernel say what that kernel says (``mv`` is ``addmv_``).
 * Generators: a random op on the device takes only a generator of that device type.
 """
 
 from __future__ import annotations
 
+import functools
+import json
+from pathlib import Path
+
 import torch
 
 from .config import DEVICE_TYPE
 
-# ops whose CUDA kernels check devices in codegen (message style differs), name -> wrapper suffix
-CODEGEN_CHECKED = {
-    "addmm": "addmm", "mm": "mm", "bmm": "bmm", "baddbmm": "baddbmm",
-    "addmv": "addmv", "index_select": "_index_select", "dot": "_dot",
-    "embedding_dense_backward": "_embedding_dense_backward",
-    "nll_loss_forward": "nll_loss_forward", "nll_loss2d_forward": "nll_loss2d_forward",
-    "gather": "gather", "scatter_add_": "scatter_add_", "index_add_": "index_add_", "clamp": "clamp_Tensor",
-    "_cdist_forward": "__cdist_forward", "bucketize": "Tensor_bucketize", "cat": "cat",
-}
+# Ops whose CUDA kernels check devices in generated code: operator -> [wrapper name after "wrapper_CUDA_",
+# the tensor arguments checked, in order]. Generated from PyTorch's own code generator by
+# tools/codegen_device_checks.py; read on first use (an error, or a 0-dim CPU tensor given to a device op).
+CODEGEN_TABLE = Path(__file__).with_name("codegen_checks.json")
+
+
+@functools.cache
+def _codegen_checks() -> dict:
+    return json.loads(CODEGEN_TABLE.read_text())["ops"]
+
+
+def _op_key(func) -> str:
+    schema = func._schema
+    name = schema.name.split("::", 1)[-1]
+    return f"{name}.{schema.overload_name}" if schema.overload_name else name
+
+
+def codegen_checked(func):
+    """(wrapper suffix, checked argument names) when CUDA's generated code checks this op's devices, else None."""
+    return _codegen_checks().get(_op_key(func))
+
+
 # ops whose CUDA kernels check the mask's device themselves
 MASK_CHECKED = {"masked_fill", "masked_fill_"}
 
 # ops that legitimately see CPU and device tensors together
 MIXED_OK = {"_has_compatible_shallow_copy_type", "is_same_size", "set_"}
 INDEX_OPS = {"index", "index_put", "index_put_", "_index_put_impl_", "_unsafe_index", "_unsafe_index_put"}
+INDEX_PUT_OPS = {"index_put", "index_put_", "_index_put_impl_", "_unsafe_index_put"}
 
 
 def same_device_error(a, b) -> RuntimeError:
@@ -45,24 +65,51 @@ def same_device_error(a, b) -> RuntimeError:
     )
 
 
-def codegen_check(func, args, name) -> None:
+def _argument_values(func, args, kwargs) -> dict:
+    """The op's arguments by schema name (positional ones as passed, keyword-only ones such as out= by name)."""
+    values = dict(kwargs or {})
+    for i, arg in enumerate(func._schema.arguments):
+        if i < len(args) and not arg.kwarg_only:
+            values[arg.name] = args[i]
+    return values
+
+
+def codegen_check(func, args, kwargs, checked) -> None:
+    """CUDA's generated check: each checked argument (a tensor list element by element, under the list's name)
+    against the device of the first one; no exception for 0-dim CPU tensors."""
+    suffix, names = checked
+    values = _argument_values(func, args, kwargs)
+    _same_device_as_first([(name, values.get(name)) for name in names], suffix)
+
+
+def _same_device_as_first(named, suffix) -> None:
     common = None
-    schema_args = func._schema.arguments
-    for i, arg in enumerate(args):
-        # a list argument (cat's tensors) is checked element by element, under the list's name
-        for a in arg if isinstance(arg, (list, tuple)) else (arg,):
+    for argname, value in named:
+        for a in value if isinstance(value, (list, tuple)) else (value,):
             if not isinstance(a, torch.Tensor):
                 continue
             d = a.device
             if common is None:
                 common = d
             elif d != common:
-                argname = schema_args[i].name if i < len(schema_args) else f"arg{i}"
                 raise RuntimeError(
                     "Expected all tensors to be on the same device, but got "
                     f"{argname} is on {d}, different from other tensors on {common} "
-                    f"(when checking argument in method wrapper_{DEVICE_TYPE.upper()}_{name})"
+                    f"(when checking argument in method wrapper_{DEVICE_TYPE.upper()}_{suffix})"
                 )
+
+
+def mv_check(args) -> None:
+    # CUDA has no mv kernel: its composite one calls addmv_(result, mat, vec) with result made like vec
+    mat, vec = args[0], args[1]
+    _same_device_as_first([("self", vec), ("mat", mat), ("vec", vec)], "addmv_")
+
+
+def index_put_check(args, common_dev) -> None:
+    # CPU indices are fine, CPU values are not (unless 0-dim): TensorIterator then meets the CPU tensor
+    values = args[2] if len(args) > 2 else None
+    if isinstance(values, torch.Tensor) and values.device.type == "cpu" and values.dim() != 0:
+        raise same_device_error(common_dev, torch.device("cpu"))
 
 
 def mask_check(args) -> None:
@@ -99,25 +146,37 @@ def conv_check(args) -> None:
         raise RuntimeError(f"Input type ({x.type()}) and bias type ({b.type()}) should be the same{tail}")
 
 
-def check_mixed(func, name, args, common_dev, bad_dev) -> None:
+def check_mixed(func, name, args, kwargs, common_dev, bad_dev) -> None:
     """Raise CUDA's error for an op that met tensors of two devices (``bad_dev``) or a non-scalar CPU
     tensor (``bad_dev`` None)."""
-    cg = CODEGEN_CHECKED.get(name)
-    if cg is not None:
-        codegen_check(func, args, cg)
+    checked = codegen_checked(func)
+    if checked is not None:
+        codegen_check(func, args, kwargs, checked)
     if name == "embedding":
         embedding_check(args)
     if name in MASK_CHECKED:
         mask_check(args)
     if name == "convolution" or name == "convolution_backward":
         conv_check(args)
+    if name == "mv":
+        mv_check(args)
     if bad_dev is not None:
         raise same_device_error(common_dev, bad_dev)
     if name in INDEX_OPS:
+        if name in INDEX_PUT_OPS:
+            index_put_check(args, common_dev)
         return  # CPU indices may index a device tensor (as on CUDA)
     if name not in MIXED_OK:
         # a non-scalar CPU tensor (or a CPU tensor as output) meets a device tensor
         raise same_device_error(common_dev, torch.device("cpu"))
+
+
+def check_cpu_scalars(func, args, kwargs) -> None:
+    """A 0-dim CPU tensor mixes with device tensors where TensorIterator checks devices, but not where CUDA's
+    generated code does (torch.clamp(x, min=torch.tensor(0.)) fails on CUDA)."""
+    checked = codegen_checked(func)
+    if checked is not None:
+        codegen_check(func, args, kwargs, checked)
 
 
 def index_into_cpu_error(self_device) -> RuntimeError:

@@ -304,7 +304,7 @@ def generic(func, args, kwargs, impl=None):
     bad = None
     orig = {}
     uargs = []
-    cpu_nonscalar = False
+    cpu_nonscalar = cpu_scalar = False  # a CPU tensor met the device's: one that is not 0-dim, one that is
     out_kw = kwargs.get("out") if kwargs else None
     if out_kw is not None and isinstance(out_kw, torch.Tensor):
         if type(out_kw) is SimTensor:
@@ -325,6 +325,8 @@ def generic(func, args, kwargs, impl=None):
             else:
                 if a.dim() != 0 or a.device.type != "cpu":
                     cpu_nonscalar = True
+                else:
+                    cpu_scalar = True
                 uargs.append(a)
         elif isinstance(a, (list, tuple)) and _is_list_of_tensors(a):
             lst = []
@@ -338,8 +340,11 @@ def generic(func, args, kwargs, impl=None):
                     orig[id(b._data)] = b
                     lst.append(b._data)
                 else:
-                    if isinstance(b, torch.Tensor) and (b.dim() != 0 or b.device.type != "cpu"):
-                        cpu_nonscalar = True
+                    if isinstance(b, torch.Tensor):
+                        if b.dim() != 0 or b.device.type != "cpu":
+                            cpu_nonscalar = True
+                        else:
+                            cpu_scalar = True
                     lst.append(b)
             uargs.append(type(a)(lst))
         else:
@@ -356,8 +361,11 @@ def generic(func, args, kwargs, impl=None):
                 orig[id(v._data)] = v
                 ukw[k] = v._data
             else:
-                if isinstance(v, torch.Tensor) and (v.dim() != 0 or v.device.type != "cpu"):
-                    cpu_nonscalar = True
+                if isinstance(v, torch.Tensor):
+                    if v.dim() != 0 or v.device.type != "cpu":
+                        cpu_nonscalar = True
+                    else:
+                        cpu_scalar = True
                 ukw[k] = v
     else:
         ukw = kwargs
@@ -365,7 +373,9 @@ def generic(func, args, kwargs, impl=None):
     info = _INFO.get(id(func)) or _op_info(func)
     name = info[2]
     if bad is not None or cpu_nonscalar:
-        placement.check_mixed(func, name, args, dev(common), None if bad is None else dev(bad))
+        placement.check_mixed(func, name, args, kwargs, dev(common), None if bad is None else dev(bad))
+    elif cpu_scalar:
+        placement.check_cpu_scalars(func, args, kwargs)
 
     # ---- device kwarg (new_empty, zeros_like(..., device=...), ...)
     target = common
