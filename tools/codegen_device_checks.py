@@ -57,13 +57,36 @@ def generate() -> dict:
     for op, wrapper in _REGISTRATION.findall(emit(Target.REGISTRATION)):
         if wrapper in checked and wrapper.startswith(PREFIX):
             ops[op] = [wrapper[len(PREFIX):], checked[wrapper]]
-    return {"torch": torch.__version__.split("+")[0], "ops": dict(sorted(ops.items()))}
+
+    def kernel(key, f) -> bool:
+        return key in parsed.backend_indices and parsed.backend_indices[key].has_kernel(f)
+
+    composite = (DispatchKey.CompositeExplicitAutograd, DispatchKey.CompositeExplicitAutogradNonFunctional,
+                 DispatchKey.CompositeImplicitAutograd)
+    cpu_only = []
+    for f in parsed.native_functions:
+        if cuda.has_kernel(f) or f.structured_delegate is not None or any(kernel(k, f) for k in composite):
+            if not cuda.has_kernel(f) and kernel(DispatchKey.CompositeExplicitAutograd, f):
+                # CUDA runs the composite kernel, which calls the in-place or out= variant: that one's check
+                # decides the message (masked_scatter -> masked_scatter_, complex -> complex.out). The
+                # arguments the composite makes itself (the result) are left out.
+                names = {a.name for a in f.func.arguments.flat_positional}
+                base, overload = f.func.name.name.base, f.func.name.overload_name
+                for variant in (f"{base}_", base):
+                    for key in (f"{variant}.{overload}" if overload else variant, f"{variant}.out"):
+                        if key in ops and key != str(f.func.name):
+                            ops.setdefault(str(f.func.name), [ops[key][0], [n for n in ops[key][1] if n in names]])
+            continue
+        if kernel(DispatchKey.CPU, f):
+            cpu_only.append(str(f.func.name))  # CUDA has no kernel for it: NotImplementedError there
+    return {"torch": torch.__version__.split("+")[0], "ops": dict(sorted(ops.items())), "cpu_only": sorted(cpu_only)}
 
 
 def render(table: dict) -> str:
     """JSON with one operator per line, so that a new torch's changes read as a short diff."""
     ops = ",\n".join(f"  {json.dumps(op)}: {json.dumps(entry)}" for op, entry in table["ops"].items())
-    return f'{{"torch": {json.dumps(table["torch"])}, "ops": {{\n{ops}\n}}}}\n'
+    return (f'{{"torch": {json.dumps(table["torch"])}, "cpu_only": {json.dumps(table["cpu_only"])}, '
+            f'"ops": {{\n{ops}\n}}}}\n')
 
 
 def main() -> int:

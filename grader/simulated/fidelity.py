@@ -41,6 +41,15 @@ def normalise(text: str) -> str:
     return text.strip()
 
 
+def comparable(message: str | None) -> str | None:
+    """What must agree between the simulator and CUDA: all of a message, except that the dispatcher's "Could not
+    run 'op' with arguments from the '<dev>' backend" goes on to list where the op's kernels were registered in
+    this build's C++ sources, which no two builds share."""
+    if message and message.startswith("Could not run '"):
+        return message.split(" This could be because", 1)[0]
+    return message
+
+
 def case(name, needs_2=False):
     def deco(fn):
         CASES.append((name, fn, needs_2))
@@ -1245,6 +1254,74 @@ def _c_linear_cpu_bias(dev):
 @case("mse_loss against a cpu target")
 def _c_mse_cpu_target(dev):
     return torch.nn.functional.mse_loss(torch.ones(3, device=dev), torch.zeros(3))
+
+
+# --- composite ops: CUDA runs them through other kernels, whose checks decide the message
+@case("BCEWithLogitsLoss with a cpu pos_weight")
+def _c_bce_logits_cpu_pos_weight(dev):
+    loss = torch.nn.BCEWithLogitsLoss(pos_weight=torch.ones(3))
+    return loss(torch.randn(2, 3, device=dev), torch.ones(2, 3, device=dev))
+
+
+@case("binary_cross_entropy against a cpu target")
+def _c_bce_cpu_target(dev):
+    return torch.nn.functional.binary_cross_entropy(torch.full((3,), 0.5, device=dev), torch.ones(3))
+
+
+@case("allclose of a device and a cpu tensor")
+def _c_allclose_mixed(dev):
+    return torch.allclose(torch.ones(3, device=dev), torch.ones(3))
+
+
+@case("logical_and of a device and a cpu mask")
+def _c_logical_and_mixed(dev):
+    return torch.logical_and(torch.ones(3, dtype=torch.bool, device=dev), torch.ones(3, dtype=torch.bool))
+
+
+@case("isin of device labels in a cpu list")
+def _c_isin_cpu(dev):
+    return torch.isin(torch.tensor([0, 1, 2], device=dev), torch.tensor([1, 2]))
+
+
+@case("index_fill_ with a cpu index")
+def _c_index_fill_cpu(dev):
+    return torch.zeros(3, device=dev).index_fill_(0, torch.tensor([0, 2]), 1.0)
+
+
+@case("dist of a device and a cpu tensor")
+def _c_dist_mixed(dev):
+    return torch.dist(torch.ones(3, device=dev), torch.zeros(3))
+
+
+@case("complex from a device real and a cpu imaginary part")
+def _c_complex_mixed(dev):
+    return torch.complex(torch.ones(2, device=dev), torch.zeros(2))
+
+
+@case("masked_scatter from a cpu source")
+def _c_masked_scatter_functional_cpu(dev):
+    x = torch.zeros(3, device=dev)
+    return x.masked_scatter(x == 0, torch.ones(3))
+
+
+@case("smooth_l1_loss against a cpu target")
+def _c_smooth_l1_cpu(dev):
+    return torch.nn.functional.smooth_l1_loss(torch.ones(3, device=dev), torch.zeros(3))
+
+
+@case("cross of a device and a cpu vector")
+def _c_cross_mixed(dev):
+    return torch.linalg.cross(torch.ones(3, device=dev), torch.ones(3))
+
+
+@case("histogram of a device tensor")
+def _c_histogram_device(dev):
+    return torch.histogram(torch.arange(4.0, device=dev), bins=2)
+
+
+@case("histc of a device tensor")
+def _c_histc_device(dev):
+    return torch.histc(torch.arange(4.0, device=dev), bins=2)
 
 
 def device_count(device_type: str) -> int:

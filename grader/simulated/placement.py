@@ -34,8 +34,17 @@ CODEGEN_TABLE = Path(__file__).with_name("codegen_checks.json")
 
 
 @functools.cache
+def _table() -> dict:
+    return json.loads(CODEGEN_TABLE.read_text())
+
+
 def _codegen_checks() -> dict:
-    return json.loads(CODEGEN_TABLE.read_text())["ops"]
+    return _table()["ops"]
+
+
+def ops_without_a_cuda_kernel() -> list[str]:
+    """Operators with a CPU kernel and none for CUDA (torch.histogram): NotImplementedError on CUDA."""
+    return _table()["cpu_only"]
 
 
 def _op_key(func) -> str:

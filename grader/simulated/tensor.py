@@ -628,6 +628,26 @@ SPECIAL = {
 }
 
 
+def op_without_a_device_kernel(func, args, kwargs):
+    """An op CUDA has no kernel for (torch.histogram): the dispatcher's own NotImplementedError, which names this
+    device's backend and lists the ones the op has, as CUDA's does."""
+    func.redispatch(torch._C.DispatchKeySet(torch._C.DispatchKey.PrivateUse1), *args, **kwargs)
+    raise NotImplementedError(f"Could not run '{func._schema.name}' with arguments from the '{DEVICE_TYPE}' backend.")
+
+
+def _aten_op(name: str):
+    packet, _, overload = name.partition(".")
+    try:
+        return getattr(getattr(aten, packet), overload or "default")
+    except (AttributeError, RuntimeError):  # an operator of another torch version
+        return None
+
+
+for _name in placement.ops_without_a_cuda_kernel():
+    if (_op := _aten_op(_name)) is not None:
+        SPECIAL.setdefault(_op, op_without_a_device_kernel)
+
+
 # --------------------------------------------------------------------------
 # factories (PrivateUse1 kernels)
 # --------------------------------------------------------------------------

@@ -151,3 +151,21 @@ def test_mv_speaks_as_the_addmv_kernel_cuda_runs():
         torch.mv(torch.ones(2, 3, device="sim"), torch.ones(3))
     with pytest.raises(RuntimeError, match=r"but got mat is on cpu, different from other tensors on sim:0"):
         torch.mv(torch.ones(2, 3), torch.ones(3, device="sim"))
+
+
+def test_an_op_cuda_has_no_kernel_for_is_not_implemented_on_the_device():
+    x = torch.arange(4.0)
+    assert torch.histogram(x, bins=2).hist.tolist() == [2.0, 2.0]  # on the CPU it runs
+    with pytest.raises(NotImplementedError, match=r"^Could not run 'aten::histogram.bin_ct' with arguments from the 'sim' backend"):
+        torch.histogram(x.to("sim"), bins=2)
+    assert torch.histc(x.to("sim"), bins=2).device.type == "sim"  # the CUDA way to count
+
+
+def test_a_composite_op_speaks_as_the_kernel_cuda_runs_it_with():
+    # CUDA has no kernel of its own for complex or masked_scatter: their composites call complex.out and
+    # masked_scatter_, whose generated checks word the error
+    with pytest.raises(RuntimeError, match=r"but got imag is on cpu, .* wrapper_SIM_out_complex_out\)"):
+        torch.complex(torch.ones(2, device="sim"), torch.zeros(2))
+    x = torch.zeros(3, device="sim")
+    with pytest.raises(RuntimeError, match=r"but got source is on cpu, .* wrapper_SIM__masked_scatter_\)"):
+        x.masked_scatter(x == 0, torch.ones(3))
