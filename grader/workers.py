@@ -7,7 +7,9 @@ GPU and never run learner code. For each job it starts a *worker* that grades on
 
 * where `fork` is safe (Linux), the worker is a fork of the zygote, so CUDA is initialised after the fork.
   Each job has a *handler* (a fork of the zygote that starts the worker, watches it and answers), so that
-  a zygote grades several jobs at once (a class graded in parallel, two checks started together);
+  a zygote grades several jobs at once (a class graded in parallel, two checks started together). An idle
+  zygote keeps one handler and its worker started ahead of the next job (ReadyHandler): on a GPU machine
+  that worker makes CUDA's context on every GPU while the learner edits, instead of during the check;
 * elsewhere (macOS, or `DEVCOURSE_WORKERS=spawn`), a spare worker is kept started and warm, and replaced
   after each job; jobs are graded one at a time.
 
@@ -96,6 +98,12 @@ def _pytest_args(job: dict) -> list[str]:
 
 def _work(job: dict, wfd: int, token: str, exit_code: int, out_fd: int | None) -> None:
     """Body of a worker process. Never returns. Its output goes to `out_fd` (a pipe the zygote drains)."""
+    _start_worker(out_fd)
+    _run(job, wfd, token, exit_code)
+
+
+def _start_worker(out_fd: int | None) -> None:
+    """What a worker does before it knows its job."""
     try:
         os.setpgid(0, 0)  # one group: everything the learner's code starts can be stopped with it
     except OSError:
@@ -111,6 +119,10 @@ def _work(job: dict, wfd: int, token: str, exit_code: int, out_fd: int | None) -
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead of killing us
     except (OSError, ValueError, ImportError, AttributeError):
         pass
+
+
+def _run(job: dict, wfd: int, token: str, exit_code: int) -> None:
+    """Grade `job` in this worker, sending its records through `wfd`. Never returns."""
     os.chdir(job["cwd"])
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # the plugins a grader needs are passed explicitly
 
@@ -135,6 +147,18 @@ def _work(job: dict, wfd: int, token: str, exit_code: int, out_fd: int | None) -
             send({"error": f"{type(exc).__name__}: {exc}"})
         _exit(70)
     _exit(exit_code)
+
+
+def _start_gpus() -> None:
+    """Initialise CUDA and make each GPU's context, as a real-legs worker's first check would: 0.3 to 0.6 s
+    on an H100 machine, which a ready worker spends before its job arrives (ReadyHandler). Makes no
+    allocation, so memory counters start where they would."""
+    import torch
+
+    with contextlib.suppress(Exception):  # a broken GPU is reported by the check that uses it
+        if torch.cuda.is_available():
+            for index in range(torch.cuda.device_count()):
+                torch.empty(0, device=f"cuda:{index}")
 
 
 def _one_cpu_thread() -> None:
@@ -185,6 +209,102 @@ class Spare:
         return self.proc.pid
 
 
+class ForkedWorker:
+    """A fork of the zygote that starts (_start_worker), then waits for its job on a pipe. `warm_gpus`: it also
+    starts CUDA on every GPU meanwhile, for a worker forked before its job is known (ReadyHandler)."""
+
+    def __init__(self, zygote: "Zygote", warm_gpus: bool = False, private_fds=()):
+        self.rfd, wfd = os.pipe()
+        self.ofd, owfd = os.pipe()
+        jr, self.jw = os.pipe()
+        self.pid = _fork()
+        if self.pid == 0:
+            try:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                if zygote.family == "sim":  # a fork on purpose: this worker may use the simulator its parent set up
+                    from grader.simulated import reset_after_fork
+
+                    reset_after_fork()
+                # else the learner's code could answer the client itself
+                for fd in (self.rfd, self.ofd, self.jw, *zygote.private_fds, *private_fds):
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                _start_worker(owfd)
+                if warm_gpus:
+                    _start_gpus()
+                with os.fdopen(jr, "rb") as f:
+                    request = json.loads(f.read() or b"{}")
+                if not request:
+                    _exit(0)  # no job came: the daemon is ending
+                _run(request["job"], wfd, request["token"], request["exit_code"])
+            finally:
+                _exit(70)
+        os.close(wfd)
+        os.close(owfd)
+        os.close(jr)
+
+    def start(self, job: dict, token: str, exit_code: int) -> int:
+        with os.fdopen(self.jw, "wb") as f:
+            f.write(json.dumps({"job": job, "token": token, "exit_code": exit_code}).encode())
+        return self.pid
+
+    def cancel(self) -> None:
+        for fd in (self.jw, self.rfd, self.ofd):
+            os.close(fd)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+
+
+class ReadyHandler:
+    """A handler forked before its job, with its worker forked and started too (the simulator reset; CUDA's
+    context made on every GPU, 0.3 to 0.6 s on an H100 machine). The zygote keeps one while it is idle and hands
+    the next job's connection to it (SCM_RIGHTS over a socket pair): that check starts grading at once."""
+
+    def __init__(self, zygote: "Zygote", graded: int | None = None):
+        self.chan, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.pid = _fork()
+        if self.pid == 0:
+            self.chan.close()
+            code = 70
+            try:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                _become_subreaper()  # the orphans of its worker's code come back to the handler, which stops them
+                code = self._serve_one(zygote, theirs, graded)
+            finally:
+                _exit(code)
+        theirs.close()
+
+    @staticmethod
+    def _serve_one(zygote: "Zygote", chan: socket.socket, graded: int | None) -> int:
+        worker = ForkedWorker(zygote, warm_gpus=zygote.family == "real", private_fds=(chan.fileno(),))
+        try:
+            data, fds, _, _ = socket.recv_fds(chan, 1 << 20, 1)
+        except OSError:
+            data, fds = b"", []
+        if not fds:  # the zygote is ending
+            worker.cancel()
+            return 0
+        with socket.socket(fileno=fds[0]) as conn, conn.makefile("wb") as stream:
+            _reply(stream, _graded_reply(zygote, json.loads(data), worker))
+        _notify(graded)
+        return 0
+
+    def take(self, conn: socket.socket, job: dict) -> int | None:
+        """Hand over the job and its client's connection; the handler's pid, or None if it is gone."""
+        try:
+            socket.send_fds(self.chan, [json.dumps(job).encode()], [conn.fileno()])
+        except OSError:
+            return None
+        finally:
+            self.chan.close()
+        return self.pid
+
+    def discard(self) -> None:
+        self.chan.close()
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+
+
 def _children_of(pid: int) -> set[int]:
     found = set()
     with contextlib.suppress(OSError):
@@ -202,30 +322,16 @@ class Zygote:
         self.spare = Spare(family) if not self.fork else None
         self.known_children = keep  # our own children that are not workers (the other family's zygote)
         self.private_fds: list[int] = []  # the sockets a worker must not inherit
+        self.ready: ReadyHandler | None = None  # fork mode: a handler started ahead of the next job
         if sys.platform.startswith("linux"):
             _become_subreaper()  # orphans of the learner's code come back to us, so they can be stopped
 
-    def run_job(self, job: dict) -> dict:
+    def run_job(self, job: dict, worker: "ForkedWorker | None" = None) -> dict:
+        """Grade `job` in a new worker (or in `worker`, forked and started ahead of it) and judge the result."""
         token, exit_code = secrets.token_hex(16), 64 + secrets.randbelow(60)
         if self.fork:
-            rfd, wfd = os.pipe()
-            ofd, owfd = os.pipe()
-            pid = _fork()
-            if pid == 0:
-                signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                if self.family == "sim":  # a fork on purpose: this worker may use the simulator its parent set up
-                    from grader.simulated import reset_after_fork
-
-                    reset_after_fork()
-                for fd in (rfd, ofd, *self.private_fds):  # else the learner's code could answer the client itself
-                    with contextlib.suppress(OSError):
-                        os.close(fd)
-                try:
-                    _work(job, wfd, token, exit_code, owfd)
-                finally:
-                    _exit(70)
-            os.close(wfd)
-            os.close(owfd)
+            worker = worker or ForkedWorker(self)
+            rfd, ofd, pid = worker.rfd, worker.ofd, worker.start(job, token, exit_code)
         else:
             spare, self.spare = self.spare, Spare(self.family)
             rfd, ofd, pid = spare.rfd, os.dup(spare.out_fd), spare.start(job, token, exit_code)
@@ -543,6 +649,9 @@ def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | 
     try:
         while True:
             _reap(handlers)
+            if zygote.fork and not broken and zygote.ready is None and not handlers:
+                zygote.private_fds = [server.fileno(), *(fd for fd in (until, graded) if fd is not None)]
+                zygote.ready = ReadyHandler(zygote, graded)
             if len(handlers) >= MAX_JOBS:
                 time.sleep(0.01)
                 continue
@@ -565,12 +674,17 @@ def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | 
                 elif broken:
                     _reply(stream, {"error": broken})
                 elif zygote.fork:
-                    handlers.add(_handle(zygote, stream, request["job"], graded))
+                    ready, zygote.ready = zygote.ready, None
+                    pid = ready.take(conn, request["job"]) if ready else None
+                    handlers.add(pid if pid is not None else _handle(zygote, stream, request["job"], graded))
                 else:  # spawn mode: one job at a time, each in a warm spare
                     _reply(stream, _graded_reply(zygote, request["job"]))
                     _notify(graded)
     finally:
         sel.close()
+        if zygote.ready is not None:
+            zygote.ready.discard()
+            zygote.ready = None
         for pid in handlers:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
@@ -595,9 +709,9 @@ def _handle(zygote: "Zygote", stream, job: dict, graded: int | None) -> int:
         _exit(code)
 
 
-def _graded_reply(zygote: "Zygote", job: dict) -> dict:
+def _graded_reply(zygote: "Zygote", job: dict, worker: ForkedWorker | None = None) -> dict:
     try:
-        return zygote.run_job(job)
+        return zygote.run_job(job, worker)
     except Exception as exc:  # noqa: BLE001 - answer, then keep serving
         return {"error": f"{type(exc).__name__}: {exc}"}
 

@@ -171,3 +171,32 @@ def test_devcourse_check_starts_grading_before_the_rest_of_the_tool():
     launch._start_check(["no_such_exercise"])  # left to grader.cli, which says what is wrong
     launch._start_check([NOISE.name, "--all"])
     assert not runner._SOON
+
+
+def _started_at(pid_and_ticks: str) -> float:
+    """Wall-clock start of a process, from its /proc start time (clock ticks since boot)."""
+    ticks = int(pid_and_ticks.split()[1])
+    boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime"))
+    return boot + ticks / os.sysconf("SC_CLK_TCK")
+
+
+def test_a_check_is_graded_by_a_worker_started_before_it_and_stop_ends_the_next_one(fresh, tmp_path):
+    # An idle zygote keeps a handler and its worker started (on a GPU machine, with CUDA's context made), so a
+    # check does not wait for them; stop ends the one waiting for the next check too.
+    mm = course.get("masked_mean")
+    record = tmp_path / "worker.txt"
+    attempt = tmp_path / "attempt.py"
+    attempt.write_text(
+        "import os\n"
+        f"with open({str(record)!r}, 'a') as f:\n"
+        "    f.write(f\"{os.getpid()} {open('/proc/self/stat').read().rsplit(')', 1)[1].split()[19]}\\n\")\n\n"
+        + mm.solution_file.read_text())
+    assert runner.grade(mm, attempt).passed
+    time.sleep(2)  # a learner reads the result and edits: the next workers get ready meanwhile
+    sent = time.time()
+    record.write_text("")
+    assert runner.grade(mm, attempt).passed
+    starts = {line.split()[0]: _started_at(line) for line in record.read_text().splitlines()}
+    assert starts and all(start < sent - 0.5 for start in starts.values()), (sent, starts)
+    assert daemon.stop(fresh)
+    assert wait_for(lambda: not serving(fresh), 30), "a process of the daemon (a ready handler?) kept running"
