@@ -1324,6 +1324,50 @@ def _c_histc_device(dev):
     return torch.histc(torch.arange(4.0, device=dev), bins=2)
 
 
+# --- DataParallel and side streams
+def _dp_model(dev):
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4), torch.nn.ReLU(),
+                               torch.nn.Linear(4, 2)).to(dev)
+
+
+@case("DataParallel forward and backward on two devices", needs_2=True)
+def _c_data_parallel_two(dev):
+    model = _dp_model(f"{dev}:0")
+    out = torch.nn.DataParallel(model, device_ids=[0, 1])(torch.randn(6, 3))
+    out.sum().backward()
+    return [out.device, tuple(out.shape), model[0].weight.grad.device, model[1].running_mean.device]
+
+
+@case("DataParallel on one device")
+def _c_data_parallel_one(dev):
+    model = _dp_model(f"{dev}:0")
+    out = torch.nn.DataParallel(model, device_ids=[0])(torch.randn(6, 3))
+    return [out.device, tuple(out.shape)]
+
+
+@case("DataParallel with the module on :1", needs_2=True)
+def _c_data_parallel_wrong_device(dev):
+    return torch.nn.DataParallel(_dp_model(f"{dev}:1"), device_ids=[0, 1])(torch.randn(6, 3))
+
+
+@case("DataParallel with the module on the cpu")
+def _c_data_parallel_cpu_module(dev):
+    return torch.nn.DataParallel(_dp_model("cpu"), device_ids=[0])(torch.randn(6, 3, device=dev))
+
+
+@case("record_stream on a side stream")
+def _c_record_stream(dev):
+    side = torch.get_device_module(dev).Stream()
+    x = torch.ones(3, device=dev)
+    with torch.get_device_module(dev).stream(side):
+        y = x * 2
+    torch.get_device_module(dev).current_stream().wait_stream(side)
+    y.record_stream(torch.get_device_module(dev).current_stream())
+    x.record_stream(side)
+    return y.cpu()
+
+
 def device_count(device_type: str) -> int:
     mod = getattr(torch, device_type, None)
     try:

@@ -28,6 +28,8 @@ What it changes in the process, and why each is needed:
   "bad fork", as torch.cuda does: device factories and copies to the device raise CUDA's "Cannot
   re-initialize ... in forked subprocess" there (a DataLoader worker re-raises it in the parent).  A child
   forked on purpose (the grader's workers) calls ``grader.simulated.reset_after_fork()``;
+* ``torch.nn.parallel.comm``'s scatter, gather and broadcasts (and ``torch.cuda.comm``'s) handle sim tensors
+  (comm.py): CUDA's are C++ for CUDA tensors, so ``nn.DataParallel`` could not run on two sim devices;
 * ``SimTensor`` joins the optimizers' foreach-supported tensor types (a CUDA parameter's type is
   Parameter, a sim parameter's is SimTensor), so optimizers pick the same foreach path as on CUDA and
   fail the same way on state left on the CPU.
@@ -41,7 +43,7 @@ import warnings
 
 import torch
 
-from . import accelerator, autocast, config, generators, serialization, streams
+from . import accelerator, autocast, comm, config, generators, serialization, streams
 from .clock import clock
 from .device_module import _DeviceModule
 from .pinned import is_pinned_kernel, pin_memory_kernel
@@ -218,6 +220,7 @@ def register(count: int, profile: str, capacity=None) -> None:
     accelerator.install()
     generators.install()
     streams.install()
+    comm.install()
     _patch_autograd()
     _patch_module_apply()
     _patch_optim()

@@ -196,8 +196,8 @@ class _StreamContext:
 def _is_sim(device):
     if device is None:
         return False
-    if isinstance(device, int):
-        return False
+    if isinstance(device, int):  # an index of the current accelerator, as torch.device(0) is
+        return _accelerator_is_sim()
     return torch.device(device).type == DEVICE_TYPE
 
 

@@ -635,6 +635,11 @@ def op_without_a_device_kernel(func, args, kwargs):
     raise NotImplementedError(f"Could not run '{func._schema.name}' with arguments from the '{DEVICE_TYPE}' backend.")
 
 
+def op_record_stream(func, args, kwargs):
+    # The simulated allocator reuses a freed block at once, whatever stream used it: nothing to record
+    return None
+
+
 def _aten_op(name: str):
     packet, _, overload = name.partition(".")
     try:
@@ -643,6 +648,7 @@ def _aten_op(name: str):
         return None
 
 
+SPECIAL[aten.record_stream.default] = op_record_stream
 for _name in placement.ops_without_a_cuda_kernel():
     if (_op := _aten_op(_name)) is not None:
         SPECIAL.setdefault(_op, op_without_a_device_kernel)

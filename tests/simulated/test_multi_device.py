@@ -1,5 +1,6 @@
 """Issue 7: the second simulated device is fully usable (backward, optimizers), with CUDA's current-device
 rules and cross-device messages."""
+import copy
 import subprocess
 import sys
 
@@ -136,3 +137,31 @@ print("parent", w.grad.cpu().tolist())
 '''
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.stdout.split("\n")[:2] == ["child [5.0, 5.0]", "parent [2.0, 2.0]"], r.stderr
+
+
+def test_data_parallel_trains_on_both_devices_and_checks_where_the_module_is():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4), torch.nn.Linear(4, 2))
+    reference = copy.deepcopy(model)
+    x = torch.randn(6, 3)
+    parallel = torch.nn.DataParallel(model.to("sim:0"), device_ids=[0, 1])
+    out = parallel(x)  # scattered from the CPU to sim:0 and sim:1, gathered on sim:0
+    assert out.device == torch.device("sim:0")
+    out.sum().backward()
+    assert model[0].weight.grad.device == torch.device("sim:0")
+    # the same numbers as the two halves run on the CPU (BatchNorm normalises each half by itself)
+    expected = torch.cat([reference(x[:3]), reference(x[3:])])
+    assert torch.allclose(out.detach().cpu(), expected.detach(), atol=1e-6)
+    with pytest.raises(RuntimeError, match=r"module must have its parameters and buffers on device sim:0 "
+                                           r"\(device_ids\[0\]\) but found one of them on device: sim:1"):
+        torch.nn.DataParallel(model.to("sim:1"), device_ids=[0, 1])(x)
+
+
+def test_record_stream_is_accepted():
+    side = torch.sim.Stream()
+    x = torch.ones(3, device="sim")
+    with torch.sim.stream(side):
+        y = x * 2
+    torch.sim.current_stream().wait_stream(side)
+    x.record_stream(side)
+    assert y.cpu().tolist() == [2.0, 2.0, 2.0]
