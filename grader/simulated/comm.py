@@ -46,7 +46,7 @@ def broadcast_coalesced(tensors, devices, buffer_size=10485760):
     targets = [_device(d) for d in devices]
     for t in tensors:
         if t.device != targets[0]:
-            raise RuntimeError(f"all tensors must be on devices[0]: {targets[0].index}")
+            raise RuntimeError(f"All tensors must be on devices[0]: {targets[0].index}")  # CUDA's words
     return [list(tensors)] + [[t.to(d) for t in tensors] for d in targets[1:]]
 
 
