@@ -149,6 +149,13 @@ def _run(job: dict, wfd: int, token: str, exit_code: int) -> None:
     _exit(exit_code)
 
 
+def warms_gpus(family: str) -> bool:
+    """Whether a ready worker of this family makes CUDA's contexts ahead of its job. Each holds device memory
+    on every GPU while the daemon is idle: DEVCOURSE_WARM_GPUS=0 keeps them for the checks themselves (a hub
+    whose GPUs many learners share)."""
+    return family == "real" and os.environ.get("DEVCOURSE_WARM_GPUS", "1") != "0"
+
+
 def _start_gpus() -> None:
     """Initialise CUDA and make each GPU's context, as a real-legs worker's first check would: 0.3 to 0.6 s
     on an H100 machine, which a ready worker spends before its job arrives (ReadyHandler). Makes no
@@ -276,7 +283,7 @@ class ReadyHandler:
 
     @staticmethod
     def _serve_one(zygote: "Zygote", chan: socket.socket, graded: int | None) -> int:
-        worker = ForkedWorker(zygote, warm_gpus=zygote.family == "real", private_fds=(chan.fileno(),))
+        worker = ForkedWorker(zygote, warm_gpus=warms_gpus(zygote.family), private_fds=(chan.fileno(),))
         try:
             data, fds, _, _ = socket.recv_fds(chan, 1 << 20, 1)
         except OSError:

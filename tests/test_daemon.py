@@ -200,3 +200,13 @@ def test_a_check_is_graded_by_a_worker_started_before_it_and_stop_ends_the_next_
     assert starts and all(start < sent - 0.5 for start in starts.values()), (sent, starts)
     assert daemon.stop(fresh)
     assert wait_for(lambda: not serving(fresh), 30), "a process of the daemon (a ready handler?) kept running"
+
+
+def test_ready_workers_make_cuda_contexts_unless_told_not_to(monkeypatch):
+    # Each context holds device memory while the daemon is idle (518 MiB per H100): a shared hub turns it off.
+    from grader.workers import warms_gpus
+
+    monkeypatch.delenv("DEVCOURSE_WARM_GPUS", raising=False)
+    assert warms_gpus("real") and not warms_gpus("sim")
+    monkeypatch.setenv("DEVCOURSE_WARM_GPUS", "0")
+    assert not warms_gpus("real")
