@@ -176,7 +176,8 @@ def test_devcourse_check_starts_grading_before_the_rest_of_the_tool():
 def _started_at(pid_and_ticks: str) -> float:
     """Wall-clock start of a process, from its /proc start time (clock ticks since boot)."""
     ticks = int(pid_and_ticks.split()[1])
-    boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime"))
+    stat = Path("/proc/stat").read_text().splitlines()
+    boot = next(int(line.split()[1]) for line in stat if line.startswith("btime"))
     return boot + ticks / os.sysconf("SC_CLK_TCK")
 
 

@@ -65,19 +65,19 @@ def generate() -> dict:
                  DispatchKey.CompositeImplicitAutograd)
     cpu_only = []
     for f in parsed.native_functions:
-        if cuda.has_kernel(f) or f.structured_delegate is not None or any(kernel(k, f) for k in composite):
-            if not cuda.has_kernel(f) and kernel(DispatchKey.CompositeExplicitAutograd, f):
-                # CUDA runs the composite kernel, which calls the in-place or out= variant: that one's check
-                # decides the message (masked_scatter -> masked_scatter_, complex -> complex.out). The
-                # arguments the composite makes itself (the result) are left out.
-                names = {a.name for a in f.func.arguments.flat_positional}
-                base, overload = f.func.name.name.base, f.func.name.overload_name
-                for variant in (f"{base}_", base):
-                    for key in (f"{variant}.{overload}" if overload else variant, f"{variant}.out"):
-                        if key in ops and key != str(f.func.name):
-                            ops.setdefault(str(f.func.name), [ops[key][0], [n for n in ops[key][1] if n in names]])
+        if cuda.has_kernel(f):
             continue
-        if kernel(DispatchKey.CPU, f):
+        if kernel(DispatchKey.CompositeExplicitAutograd, f):
+            # CUDA runs the composite kernel, which calls the in-place or out= variant: that one's check decides
+            # the message (masked_scatter -> masked_scatter_, complex -> complex.out). The arguments the
+            # composite makes itself (the result) are left out.
+            names = {a.name for a in f.func.arguments.flat_positional}
+            base, overload = f.func.name.name.base, f.func.name.overload_name
+            for variant in (f"{base}_", base):
+                for key in (f"{variant}.{overload}" if overload else variant, f"{variant}.out"):
+                    if key in ops and key != str(f.func.name):
+                        ops.setdefault(str(f.func.name), [ops[key][0], [n for n in ops[key][1] if n in names]])
+        elif f.structured_delegate is None and not any(kernel(k, f) for k in composite) and kernel(DispatchKey.CPU, f):
             cpu_only.append(str(f.func.name))  # CUDA has no kernel for it: NotImplementedError there
     return {"torch": torch.__version__.split("+")[0], "ops": dict(sorted(ops.items())), "cpu_only": sorted(cpu_only)}
 

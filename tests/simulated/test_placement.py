@@ -156,7 +156,8 @@ def test_mv_speaks_as_the_addmv_kernel_cuda_runs():
 def test_an_op_cuda_has_no_kernel_for_is_not_implemented_on_the_device():
     x = torch.arange(4.0)
     assert torch.histogram(x, bins=2).hist.tolist() == [2.0, 2.0]  # on the CPU it runs
-    with pytest.raises(NotImplementedError, match=r"^Could not run 'aten::histogram.bin_ct' with arguments from the 'sim' backend"):
+    with pytest.raises(NotImplementedError,
+                       match=r"^Could not run 'aten::histogram.bin_ct' with arguments from the 'sim' backend"):
         torch.histogram(x.to("sim"), bins=2)
     assert torch.histc(x.to("sim"), bins=2).device.type == "sim"  # the CUDA way to count
 
