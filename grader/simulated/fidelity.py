@@ -1368,6 +1368,387 @@ def _c_record_stream(dev):
     return y.cpu()
 
 
+
+# ---------------------------------------------------------------- common patterns of real training code (eighth session)
+@case("ctc_loss with cpu length tensors")
+def _c_ctc_cpu_lengths(dev):
+    torch.manual_seed(0)
+    log_probs = torch.randn(10, 2, 5, device=dev).log_softmax(2)
+    targets = torch.randint(1, 5, (2, 4), device=dev)
+    loss = torch.nn.functional.ctc_loss(log_probs, targets, torch.full((2,), 10, dtype=torch.long),
+                                        torch.full((2,), 4, dtype=torch.long))
+    return loss.device
+
+
+@case("ctc_loss with length tuples")
+def _c_ctc_tuple_lengths(dev):
+    log_probs = torch.randn(10, 2, 5, device=dev).log_softmax(2)
+    targets = torch.randint(1, 5, (2, 4), device=dev)
+    return torch.nn.functional.ctc_loss(log_probs, targets, (10, 10), (4, 4)).device
+
+
+@case("scaled_dot_product_attention with a cpu mask")
+def _c_sdpa_cpu_mask(dev):
+    q = torch.randn(1, 2, 4, 8, device=dev)
+    mask = torch.ones(4, 4, dtype=torch.bool).tril()
+    return torch.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=mask).device
+
+
+@case("scaled_dot_product_attention with a device mask")
+def _c_sdpa_dev_mask(dev):
+    q = torch.randn(1, 2, 4, 8, device=dev)
+    mask = torch.ones(4, 4, dtype=torch.bool, device=dev).tril()
+    return torch.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=mask).device
+
+
+@case("torch.equal of a cpu and a device tensor")
+def _c_equal_mixed(dev):
+    return torch.equal(torch.ones(2), torch.ones(2, device=dev))
+
+
+@case("== of a device and a cpu tensor")
+def _c_eq_mixed(dev):
+    return torch.ones(2, device=dev) == torch.ones(2)
+
+
+@case("pad_sequence of a device and a cpu sequence")
+def _c_pad_sequence_mixed(dev):
+    out = torch.nn.utils.rnn.pad_sequence([torch.ones(2, device=dev), torch.ones(3)])
+    return [out.device, out.shape]
+
+
+@case("write a device scalar into a cpu tensor")
+def _c_cpu_setitem_device_scalar(dev):
+    c = torch.zeros(3)
+    c[0] = torch.tensor(5.0, device=dev)
+    return c
+
+
+@case("copy.deepcopy of a trained model")
+def _c_deepcopy_model(dev):
+    import copy
+
+    model = torch.nn.Linear(3, 2).to(dev)
+    model(torch.randn(4, 3, device=dev)).sum().backward()
+    twin = copy.deepcopy(model)
+    return [twin.weight.device, twin.weight.grad.device, twin.weight is model.weight,
+            torch.equal(twin.weight.detach().cpu(), model.weight.detach().cpu())]
+
+
+@case("set_default_device for factories and modules")
+def _c_set_default_device(dev):
+    torch.set_default_device(dev)
+    try:
+        return [torch.zeros(2).device, torch.arange(3).device, torch.nn.Linear(2, 2).weight.device,
+                torch.tensor([1.0]).device, torch.zeros(2, device="cpu").device]
+    finally:
+        torch.set_default_device(None)
+
+
+@case("with torch.device(...) for factories")
+def _c_device_context(dev):
+    with torch.device(dev):
+        made = [torch.randn(2).device, torch.nn.Linear(2, 2).bias.device]
+    return made + [torch.randn(2).device]
+
+
+@case("activation checkpoint with dropout, backward")
+def _c_checkpoint_dropout(dev):
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(3, 3).to(dev)
+    x = torch.randn(4, 3, device=dev, requires_grad=True)
+    y = checkpoint(lambda a: torch.nn.functional.dropout(layer(a), 0.5), x, use_reentrant=False)
+    y.sum().backward()
+    return [x.grad.device, x.grad.shape]
+
+
+@case("GradScaler scale, step and update")
+def _c_grad_scaler(dev):
+    model = torch.nn.Linear(3, 1).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler(dev)
+    loss = model(torch.randn(2, 3, device=dev)).sum()
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+    return [scaler.get_scale(), model.weight.grad.device]
+
+
+@case("GradScaler skips a step with an inf gradient")
+def _c_grad_scaler_inf(dev):
+    model = torch.nn.Linear(3, 1).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    before = model.weight.detach().clone()
+    scaler = torch.amp.GradScaler(dev, init_scale=4.0)
+    loss = (model(torch.randn(2, 3, device=dev)) * float("inf")).sum()
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+    return [scaler.get_scale(), torch.equal(before.cpu(), model.weight.detach().cpu())]
+
+
+@case("GradScaler of the cpu for a device model")
+def _c_grad_scaler_cpu(dev):
+    model = torch.nn.Linear(3, 1).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu")
+    scaler.scale(model(torch.randn(2, 3, device=dev)).sum()).backward()
+    scaler.step(opt)
+    scaler.update()
+    return scaler.get_scale()
+
+
+@case("torch.func.functional_call and grad on the device")
+def _c_functional_call(dev):
+    from torch.func import functional_call, grad
+
+    model = torch.nn.Linear(3, 1).to(dev)
+    params = dict(model.named_parameters())
+    x = torch.randn(2, 3, device=dev)
+    g = grad(lambda p: functional_call(model, p, (x,)).sum())(params)
+    return [g["weight"].device, g["bias"].shape]
+
+
+@case("vmap over device tensors")
+def _c_vmap(dev):
+    return torch.vmap(lambda v: v @ v)(torch.randn(3, 4, device=dev)).device
+
+
+@case("Adam fused=True step")
+def _c_adam_fused(dev):
+    model = torch.nn.Linear(3, 1).to(dev)
+    opt = torch.optim.Adam(model.parameters(), fused=True)
+    model(torch.randn(2, 3, device=dev)).sum().backward()
+    opt.step()
+    return [opt.state[model.weight]["exp_avg"].device, opt.state[model.weight]["step"].device]
+
+
+@case("Adam capturable=True step")
+def _c_adam_capturable(dev):
+    model = torch.nn.Linear(3, 1).to(dev)
+    opt = torch.optim.Adam(model.parameters(), capturable=True)
+    model(torch.randn(2, 3, device=dev)).sum().backward()
+    opt.step()
+    return opt.state[model.weight]["step"].device
+
+
+@case("Adam default step: where its step counter lives")
+def _c_adam_step_counter(dev):
+    model = torch.nn.Linear(3, 1).to(dev)
+    opt = torch.optim.Adam(model.parameters())
+    model(torch.randn(2, 3, device=dev)).sum().backward()
+    opt.step()
+    return [opt.state[model.weight]["step"].device, opt.state[model.weight]["exp_avg_sq"].device]
+
+
+@case("distributions.Normal of a device loc and a cpu scale")
+def _c_normal_distribution_mixed(dev):
+    return torch.distributions.Normal(torch.zeros(2, device=dev), torch.ones(2)).sample().device
+
+
+@case("distributions.Categorical sample on the device")
+def _c_categorical(dev):
+    return torch.distributions.Categorical(logits=torch.randn(4, 3, device=dev)).sample().device
+
+
+@case("parameters_to_vector of a model split over cpu and device")
+def _c_parameters_to_vector_mixed(dev):
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 2).to(dev))
+    return torch.nn.utils.parameters_to_vector(model.parameters()).device
+
+
+@case("clip_grad_norm_ of a model split over cpu and device")
+def _c_clip_grad_mixed(dev):
+    a, b = torch.nn.Linear(2, 2), torch.nn.Linear(2, 2).to(dev)
+    b(a(torch.randn(1, 2)).to(dev)).sum().backward()
+    return torch.nn.utils.clip_grad_norm_(list(a.parameters()) + list(b.parameters()), 1.0).device
+
+
+@case("data_ptr: a view shares it, to(same device) too, a copy does not")
+def _c_data_ptr(dev):
+    x = torch.ones(4, device=dev)
+    return [x.data_ptr() == x[:2].data_ptr(), x.to(dev).data_ptr() == x.data_ptr(),
+            x.clone().data_ptr() == x.data_ptr(), x.data_ptr() != 0]
+
+
+@case("is_cuda, is_cpu and device.type of a device tensor")
+def _c_is_flags(dev):
+    x = torch.ones(1, device=dev)
+    return [x.is_cpu, x.device.type == dev, x.get_device()]
+
+
+@case("tensor.to(device) without assignment leaves the tensor behind")
+def _c_to_not_in_place(dev):
+    x = torch.ones(2)
+    x.to(dev)
+    return x.device
+
+
+@case("unique with counts on the device")
+def _c_unique_counts(dev):
+    values, counts = torch.unique(torch.tensor([1, 2, 2, 5], device=dev), return_counts=True)
+    return [values.cpu(), counts.cpu()]
+
+
+@case("topk indices used to index a cpu tensor")
+def _c_topk_index_cpu(dev):
+    scores = torch.tensor([0.1, 0.9, 0.5], device=dev)
+    return torch.tensor([10.0, 20.0, 30.0])[scores.topk(2).indices]
+
+
+@case("argmax of a device tensor indexes a python list")
+def _c_argmax_list_index(dev):
+    names = ["a", "b", "c"]
+    return names[torch.tensor([0.1, 0.9, 0.5], device=dev).argmax()]
+
+
+
+@case("numpy.asarray of a device tensor")
+def _c_np_asarray(dev):
+    import numpy as np
+
+    return np.asarray(torch.ones(2, device=dev))
+
+
+@case("torch.tensor of a device tensor")
+def _c_tensor_of_tensor(dev):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [torch.tensor(torch.ones(2, device=dev)).device, torch.as_tensor(torch.ones(2, device=dev)).device]
+
+
+@case("MultiheadAttention with a cpu key_padding_mask")
+def _c_mha_cpu_padding_mask(dev):
+    mha = torch.nn.MultiheadAttention(8, 2, batch_first=True).to(dev)
+    x = torch.randn(2, 3, 8, device=dev)
+    mask = torch.tensor([[False, False, True], [False, False, False]])
+    return mha(x, x, x, key_padding_mask=mask)[0].device
+
+
+@case("TransformerEncoder (training) with a cpu padding mask")
+def _c_encoder_train_cpu_mask(dev):
+    layer = torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True)
+    enc = torch.nn.TransformerEncoder(layer, 1, enable_nested_tensor=False).to(dev)
+    mask = torch.tensor([[False, False, True], [False, False, False]])
+    return enc(torch.randn(2, 3, 8, device=dev), src_key_padding_mask=mask).device
+
+
+@case("TransformerEncoder (eval, no_grad) with a cpu padding mask")
+def _c_encoder_eval_cpu_mask(dev):
+    layer = torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True)
+    enc = torch.nn.TransformerEncoder(layer, 1, enable_nested_tensor=False).to(dev).eval()
+    mask = torch.tensor([[False, False, True], [False, False, False]])
+    with torch.no_grad():
+        return enc(torch.randn(2, 3, 8, device=dev), src_key_padding_mask=mask).device
+
+
+@case("TransformerEncoder (eval, no_grad) with a device padding mask")
+def _c_encoder_eval_dev_mask(dev):
+    layer = torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True)
+    enc = torch.nn.TransformerEncoder(layer, 1, enable_nested_tensor=False).to(dev).eval()
+    mask = torch.tensor([[False, False, True], [False, False, False]], device=dev)
+    with torch.no_grad():
+        out = enc(torch.randn(2, 3, 8, device=dev), src_key_padding_mask=mask)
+    return [out.device, out.shape]
+
+
+@case("randperm on the device shuffles a cpu tensor")
+def _c_randperm_device_index_cpu(dev):
+    return torch.arange(4.0)[torch.randperm(4, device=dev)].sort().values
+
+
+@case("randperm on the cpu shuffles a device tensor")
+def _c_randperm_cpu_index_device(dev):
+    return torch.arange(4.0, device=dev)[torch.randperm(4)].sort().values.cpu()
+
+
+
+@case("torch.save of a whole model: its parameters load as parameters")
+def _c_save_whole_model(dev):
+    model = torch.nn.Linear(2, 2).to(dev)
+    buf = io.BytesIO()
+    torch.save(model, buf)
+    buf.seek(0)
+    loaded = torch.load(buf, weights_only=False)
+    return [isinstance(loaded.weight, torch.nn.Parameter), loaded.weight.device, loaded.weight.requires_grad,
+            len(list(loaded.parameters()))]
+
+
+@case("torch.save of a parameter, loaded weights_only")
+def _c_save_parameter(dev):
+    buf = io.BytesIO()
+    torch.save(torch.nn.Parameter(torch.ones(2, device=dev)), buf)
+    buf.seek(0)
+    loaded = torch.load(buf)
+    return [isinstance(loaded, torch.nn.Parameter), loaded.device, loaded.requires_grad]
+
+
+@case("copy.deepcopy of a parameter and of a tensor with a grad")
+def _c_deepcopy_param_and_tensor(dev):
+    import copy
+
+    p = torch.nn.Parameter(torch.ones(2, device=dev))
+    p.grad = torch.ones(2, device=dev)
+    t = torch.ones(2, device=dev, requires_grad=True)
+    t.grad = torch.ones(2, device=dev)
+    cp, ct = copy.deepcopy(p), copy.deepcopy(t)
+    return [isinstance(cp, torch.nn.Parameter), cp.grad is None, ct.grad is None, cp.device, ct.device]
+
+
+
+@case("scaled_dot_product_attention, bfloat16, with a cpu mask")
+def _c_sdpa_bf16_cpu_mask(dev):
+    q = torch.randn(2, 2, 5, 64, device=dev, dtype=torch.bfloat16)
+    mask = torch.ones(5, 5, dtype=torch.bool).tril()
+    return torch.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=mask).device
+
+
+@case("scaled_dot_product_attention, head size 6, with a cpu mask")
+def _c_sdpa_odd_head_cpu_mask(dev):
+    q = torch.randn(2, 2, 5, 6, device=dev)
+    mask = torch.ones(5, 5, dtype=torch.bool).tril()
+    return torch.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=mask).device
+
+
+@case("scaled_dot_product_attention of 3-D inputs with a cpu float mask")
+def _c_sdpa_3d_cpu_mask(dev):
+    q = torch.randn(2, 5, 16, device=dev)
+    return torch.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=torch.zeros(5, 5)).device
+
+
+@case("scaled_dot_product_attention, is_causal, key and value on the cpu")
+def _c_sdpa_cpu_key(dev):
+    q = torch.randn(2, 2, 5, 16, device=dev)
+    k = torch.randn(2, 2, 5, 16)
+    return torch.nn.functional.scaled_dot_product_attention(q, k, k, is_causal=True).device
+
+
+@case("scaled_dot_product_attention, key and value on :1", needs_2=True)
+def _c_sdpa_key_on_1(dev):
+    q = torch.randn(2, 2, 5, 16, device=f"{dev}:0")
+    k = torch.randn(2, 2, 5, 16, device=f"{dev}:1")
+    return torch.nn.functional.scaled_dot_product_attention(q, k, k).device
+
+
+@case("scaled_dot_product_attention, float16, key and value on :1", needs_2=True)
+def _c_sdpa_fp16_key_on_1(dev):
+    q = torch.randn(2, 2, 5, 16, device=f"{dev}:0", dtype=torch.float16)
+    k = torch.randn(2, 2, 5, 16, device=f"{dev}:1", dtype=torch.float16)
+    return torch.nn.functional.scaled_dot_product_attention(q, k, k).device
+
+
+@case("MultiheadAttention (need_weights=False) with a cpu attn_mask")
+def _c_mha_no_weights_cpu_mask(dev):
+    mha = torch.nn.MultiheadAttention(16, 2, batch_first=True).to(dev)
+    x = torch.randn(2, 5, 16, device=dev)
+    mask = torch.ones(5, 5, dtype=torch.bool).triu(1)
+    return mha(x, x, x, attn_mask=mask, need_weights=False)[0].device
+
+
 def device_count(device_type: str) -> int:
     mod = getattr(torch, device_type, None)
     try:

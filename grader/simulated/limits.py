@@ -84,6 +84,22 @@ LIMITS: dict[str, Limit] = {
         repro="b = torch.ones(4).pin_memory(); x = b.to('sim', non_blocking=True); y = x * 2; b.zero_(); "
               "torch.sim.synchronize()  # rec.races == 1, y computed from ones",
     ),
+    "sparse_layouts": Limit(
+        what="sparse tensors (torch.sparse_coo_tensor(..., device='sim'), x.to_sparse()) cannot be made on the "
+             "simulated device; CUDA has them.",
+        why="a device tensor here wraps strided CPU data (a wrapper subclass made by "
+            "torch.Tensor._make_wrapper_subclass); a sparse tensor has no strided storage to wrap ('Cannot access "
+            "storage of SparseTensorImpl').",
+        repro="torch.randn(3, 3, device='sim').to_sparse()",
+    ),
+    "attention_runs_math": Limit(
+        what="scaled_dot_product_attention always runs the math composite: memory counters include the "
+             "attention matrix that CUDA's fused kernels never store. Its device checks follow the kernel CUDA "
+             "would pick (sdpa.py).",
+        why="the fused kernels (flash, memory-efficient, cuDNN) are CUDA code; the Python backend can only run "
+            "the CPU's kernels underneath.",
+        repro="q = torch.randn(1, 8, 1024, 64, device='sim'); F.scaled_dot_product_attention(q, q, q)",
+    ),
 }
 
 _PATTERNS = [
@@ -91,6 +107,7 @@ _PATTERNS = [
     (re.compile(r"device type at start of device string: sim"), "load_without_grader"),
     (re.compile(r"Backend doesn't support"), "device_count_of_guard"),
     (re.compile(r"device_ready_queues_"), "device_count_of_guard"),
+    (re.compile(r"storage of SparseTensorImpl"), "sparse_layouts"),
 ]
 
 

@@ -21,7 +21,10 @@ What it changes in the process, and why each is needed:
   old CPU ones.  Parameters are swapped in place (``torch.utils.swap_tensors``) instead;
 * ``Tensor.to`` / ``torch.tensor`` / ``torch.as_tensor`` give an index-less ``sim`` the current device
   (C++ would fill in the guard's answer, always 0); ``x.new_tensor(data)`` lands on ``x.device`` (C++ sets
-  a device guard to x's device there);
+  a device guard to x's device there); ``torch.set_default_device`` still fills in their device;
+* ``torch.ctc_loss`` reads length tensors into lists, as it does for any tensor but a subclass;
+* ``F.scaled_dot_product_attention`` refuses a mask on another device as the fused kernel CUDA would pick
+  does (sdpa.py);
 * ``torch.load`` with a ``map_location`` naming sim keeps storages on the CPU and moves the tensors
   (serialization.py): the Python backend cannot allocate device storages;
 * a fork hook (``os.register_at_fork``) marks a child forked after this process made a device tensor as a
@@ -42,8 +45,10 @@ import os
 import warnings
 
 import torch
+import torch.nn.functional as F
+from torch.utils._device import _device_constructors
 
-from . import accelerator, autocast, comm, config, generators, serialization, streams
+from . import accelerator, autocast, comm, config, generators, sdpa, serialization, streams
 from .clock import clock
 from .device_module import _DeviceModule
 from .pinned import is_pinned_kernel, pin_memory_kernel
@@ -177,8 +182,28 @@ def _patch_current_device():
     # wrappers only act while the current device is not 0.
     torch.Tensor.to = _current_device_wrapper(torch.Tensor.to, 1)
     torch.Tensor.new_tensor = _new_tensor_on_self(torch.Tensor.new_tensor)
+    originals = {torch.tensor, torch.as_tensor}
     torch.tensor = _current_device_wrapper(torch.tensor, 99)
     torch.as_tensor = _current_device_wrapper(torch.as_tensor, 2)
+    # torch.set_default_device fills in the device of the functions in this set (cached at its first use),
+    # which C++ names by the original builtins.
+    _device_constructors().update(originals)
+
+
+def _ctc_loss_with_length_lists(fn):
+    # For ordinary tensors, ctc_loss copies length tensors to the CPU and goes on with lists (LossCTC.cpp);
+    # it keeps them as tensors only for tensor subclasses, such as this device's, on a path whose kernels
+    # refuse CPU lengths beside device log_probs. Take the ordinary path: copy and read them as CUDA does.
+    @functools.wraps(fn)
+    def ctc_loss(log_probs, targets, input_lengths, target_lengths, *args, **kwargs):
+        lengths = (input_lengths, target_lengths)
+        if (any(isinstance(t, SimTensor) for t in (log_probs, targets, *lengths))
+                and all(isinstance(t, torch.Tensor) and not t.is_floating_point() and not t.is_complex()
+                        and t.dtype is not torch.bool for t in lengths)):
+            input_lengths, target_lengths = (t.to("cpu", torch.long).tolist() for t in lengths)
+        return fn(log_probs, targets, input_lengths, target_lengths, *args, **kwargs)
+
+    return ctc_loss
 
 
 def _start_autograd_engine():
@@ -225,5 +250,7 @@ def register(count: int, profile: str, capacity=None) -> None:
     _patch_module_apply()
     _patch_optim()
     _patch_current_device()
+    torch.ctc_loss = _ctc_loss_with_length_lists(torch.ctc_loss)
+    F.scaled_dot_product_attention = sdpa.with_cuda_kernel_checks(F.scaled_dot_product_attention)
     serialization.install_map_location()
     os.register_at_fork(after_in_child=config.after_fork_in_child)

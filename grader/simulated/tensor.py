@@ -17,6 +17,7 @@ in registration.py; ``zeros``/``randn``/``arange`` are composites built on them.
 
 from __future__ import annotations
 
+import collections
 import weakref
 
 import torch
@@ -60,6 +61,7 @@ class _StorageRef:
 
 _live: "weakref.WeakValueDictionary[int, _StorageRef]" = weakref.WeakValueDictionary()
 _make_wrapper = torch.Tensor._make_wrapper_subclass
+_deep_copying = 0  # SimTensor.__deepcopy__ calls in progress
 
 
 class SimTensor(torch.Tensor):
@@ -147,6 +149,28 @@ class SimTensor(torch.Tensor):
         with reason("item", "index", self._idx):
             return super().__index__()
 
+    def data_ptr(self):
+        # As on CUDA, the address of the first element: shared by a view that starts there and by to(same
+        # device), new for a copy (the wrapper has no storage of its own, so its own would be 0 for all).
+        return 0 if _deep_copying else self._data.data_ptr()
+
+    def __deepcopy__(self, memo):
+        # torch deep-copies a wrapper subclass by clone() only when its data_ptr() is 0; otherwise it would
+        # copy the wrapper's empty storage (a crash in native code).
+        if getattr(self, "_is_param", False):
+            # A parameter of the device is an nn.Parameter there, whose deep copy is a new parameter of the
+            # same data and no more (no .grad); here it is a SimTensor marked as a parameter.
+            if id(self) not in memo:
+                memo[id(self)] = torch.nn.Parameter(self.data.clone(memory_format=torch.preserve_format),
+                                                    self.requires_grad)
+            return memo[id(self)]
+        global _deep_copying
+        _deep_copying += 1
+        try:
+            return super().__deepcopy__(memo)
+        finally:
+            _deep_copying -= 1
+
     def numpy(self, *, force=False):
         if force:
             # as torch's tensor_to_numpy(force=True): detach, copy to the host (a blocking d2h copy, recorded
@@ -162,7 +186,10 @@ class SimTensor(torch.Tensor):
 
     def __reduce_ex__(self, proto):
         # The format torch uses for storage-less PrivateUse1 tensors: a CPU copy plus the device string;
-        # torch.load honours map_location (serialization.py words the error where sim is missing).
+        # torch.load honours map_location (serialization.py words the error where sim is missing). A
+        # parameter is saved as nn.Parameter saves one, so that it loads as a parameter.
+        if getattr(self, "_is_param", False):
+            return torch._utils._rebuild_parameter, (self.data, self.requires_grad, collections.OrderedDict())
         return (
             torch._utils._rebuild_device_tensor_from_cpu_tensor,
             (self.detach().cpu(), self.dtype, str(self.device), self.requires_grad),
