@@ -18,6 +18,7 @@ in registration.py; ``zeros``/``randn``/``arange`` are composites built on them.
 from __future__ import annotations
 
 import collections
+import copy
 import weakref
 
 import torch
@@ -61,7 +62,6 @@ class _StorageRef:
 
 _live: "weakref.WeakValueDictionary[int, _StorageRef]" = weakref.WeakValueDictionary()
 _make_wrapper = torch.Tensor._make_wrapper_subclass
-_deep_copying = 0  # SimTensor.__deepcopy__ calls in progress
 
 
 class SimTensor(torch.Tensor):
@@ -152,24 +152,31 @@ class SimTensor(torch.Tensor):
     def data_ptr(self):
         # As on CUDA, the address of the first element: shared by a view that starts there and by to(same
         # device), new for a copy (the wrapper has no storage of its own, so its own would be 0 for all).
-        return 0 if _deep_copying else self._data.data_ptr()
+        return self._data.data_ptr()
 
     def __deepcopy__(self, memo):
-        # torch deep-copies a wrapper subclass by clone() only when its data_ptr() is 0; otherwise it would
-        # copy the wrapper's empty storage (a crash in native code).
+        if not self.is_leaf or id(self) in memo:
+            return super().__deepcopy__(memo)  # torch's refusal of a non-leaf, or the copy already made
         if getattr(self, "_is_param", False):
-            # A parameter of the device is an nn.Parameter there, whose deep copy is a new parameter of the
-            # same data and no more (no .grad); here it is a SimTensor marked as a parameter.
-            if id(self) not in memo:
-                memo[id(self)] = torch.nn.Parameter(self.data.clone(memory_format=torch.preserve_format),
-                                                    self.requires_grad)
-            return memo[id(self)]
-        global _deep_copying
-        _deep_copying += 1
-        try:
-            return super().__deepcopy__(memo)
-        finally:
-            _deep_copying -= 1
+            # A device parameter is an nn.Parameter on CUDA, whose deep copy is a new parameter of the same
+            # data and no more (no .grad); here it is a SimTensor marked as a parameter.
+            new = torch.nn.Parameter(self.data.clone(memory_format=torch.preserve_format), self.requires_grad)
+            memo[id(self)] = new
+            return new
+        # As torch copies a tensor (clone, requires_grad, grad, Python attributes), except that torch's own way
+        # for a wrapper subclass deep-copies its whole __dict__ over the clone's: the copy would hold this
+        # tensor's allocator block, freed twice.
+        with torch.no_grad():
+            new = self.clone()
+        memo[id(self)] = new
+        if self.requires_grad:
+            new.requires_grad_()
+        if self.grad is not None:
+            new.grad = copy.deepcopy(self.grad, memo)
+        for key, value in self.__dict__.items():
+            if key not in ("_data", "_idx", "_mem"):
+                setattr(new, key, copy.deepcopy(value, memo))
+        return new
 
     def numpy(self, *, force=False):
         if force:

@@ -146,6 +146,26 @@ def test_device_memory_counts_storages_once_and_follows_the_rules():
     assert s["reserved_bytes.large_pool.current"] + s["reserved_bytes.small_pool.current"] == r0
 
 
+def test_a_deep_copy_owns_its_memory():
+    # copy.deepcopy(model) (keeping the best weights) must neither share nor free twice the original's blocks
+    import copy
+
+    gc.collect()
+    base = torch.sim.memory_stats(1)["allocation.all.current"], torch.sim.memory_allocated(1)
+    model = torch.nn.Linear(64, 64).to("sim:1")
+    model(torch.randn(2, 64, device="sim:1")).sum().backward()
+    extra = torch.ones(256, device="sim:1", requires_grad=True)
+    extra.grad, extra.note = torch.ones(256, device="sim:1"), "kept"
+    one = torch.sim.memory_allocated(1) - base[1]
+    twin, extra_twin = copy.deepcopy(model), copy.deepcopy(extra)
+    assert twin.weight.grad is None and extra_twin.grad is not None and extra_twin.note == "kept"
+    # the copy: weight and bias (64 floats, one 512-byte block), no grads; extra and its grad
+    assert torch.sim.memory_allocated(1) - base[1] == one + 64 * 64 * 4 + 512 + 2 * 256 * 4
+    del model, extra, twin, extra_twin
+    gc.collect()
+    assert (torch.sim.memory_stats(1)["allocation.all.current"], torch.sim.memory_allocated(1)) == base
+
+
 def test_device_oom_before_touching_host_memory_and_capacity_setting():
     gs.set_memory_capacity("1GiB", device=1)
     try:
