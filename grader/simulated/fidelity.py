@@ -24,6 +24,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import warnings
 
 import torch
 
@@ -1747,6 +1748,379 @@ def _c_mha_no_weights_cpu_mask(dev):
     x = torch.randn(2, 5, 16, device=dev)
     mask = torch.ones(5, 5, dtype=torch.bool).triu(1)
     return mha(x, x, x, attn_mask=mask, need_weights=False)[0].device
+
+
+
+# ---------------------------------------------------------------- more everyday patterns (eighth session): running totals and CPU scalars
+@case("cpu 0-dim running total += device scalar")
+def _c_cpu_scalar_total(dev):
+    # torchmetrics-style accumulation into a CPU 0-dim tensor: the CPU tensor is the op's output here
+    total = torch.tensor(0.0)
+    total += torch.ones(3, device=dev).sum()
+    return total
+
+
+@case("lerp with a 0-dim cpu end and a 0-dim cpu weight")
+def _c_lerp_two_cpu_scalars(dev):
+    return torch.lerp(torch.zeros(3, device=dev), torch.tensor(1.0), torch.tensor(0.5)).cpu()
+
+
+@case("fill_ of a cpu tensor with a 0-dim device value")
+def _c_cpu_fill_device_scalar(dev):
+    x = torch.zeros(3)
+    x.fill_(torch.tensor(2.0, device=dev))
+    return x
+
+
+# ---------------------------------------------------------------- indexing
+@case("index a cpu tensor with a 0-dim device index")
+def _c_cpu_index_device_scalar(dev):
+    return torch.arange(5.0)[torch.tensor(2, device=dev)]
+
+
+@case("write through a device mask into a cpu tensor")
+def _c_cpu_setitem_device_mask(dev):
+    x = torch.arange(4.0)
+    x[torch.tensor([True, False, True, False], device=dev)] = 0.0
+    return x
+
+
+@case("index_put_ with accumulate and cpu values")
+def _c_index_put_accumulate_cpu_values(dev):
+    x = torch.zeros(3, device=dev)
+    return x.index_put_((torch.tensor([0, 0], device=dev),), torch.ones(2), accumulate=True)
+
+
+@case("torch.stack of a device and a cpu tensor")
+def _c_stack_mixed(dev):
+    return torch.stack([torch.ones(2, device=dev), torch.ones(2)])
+
+
+# ---------------------------------------------------------------- convolutions, norms, embeddings
+@case("Conv2d on device, a batch of cpu images")
+def _c_conv_cpu_batch(dev):
+    # batch > 1 takes CPU's mkldnn path, not the slow conv2d one (batch 1, tiny image)
+    return torch.nn.Conv2d(1, 2, 3).to(dev)(torch.ones(4, 1, 5, 5))
+
+
+@case("Conv1d on device, one cpu sequence")
+def _c_conv1d_cpu_input(dev):
+    return torch.nn.Conv1d(1, 2, 3).to(dev)(torch.ones(1, 1, 8))
+
+
+@case("ConvTranspose2d on device, input on cpu")
+def _c_conv_transpose_cpu_input(dev):
+    return torch.nn.ConvTranspose2d(1, 2, 3).to(dev)(torch.ones(1, 1, 5, 5))
+
+
+@case("BatchNorm2d on the cpu, input on the device")
+def _c_batchnorm2d_cpu(dev):
+    return torch.nn.BatchNorm2d(3)(torch.randn(2, 3, 4, 4, device=dev))
+
+
+@case("Embedding on the cpu, indices on the device")
+def _c_embedding_cpu_weight(dev):
+    return torch.nn.Embedding(5, 2)(torch.tensor([[1, 2], [3, 4]], device=dev))
+
+
+@case("cosine_embedding_loss with a cpu target")
+def _c_cosine_embedding_cpu_target(dev):
+    a = torch.ones(2, 3, device=dev)
+    return torch.nn.functional.cosine_embedding_loss(a, a, torch.tensor([1, -1]))
+
+
+@case("cross_entropy against cpu class probabilities")
+def _c_ce_cpu_probs(dev):
+    return torch.nn.functional.cross_entropy(torch.zeros(2, 3, device=dev), torch.full((2, 3), 1 / 3))
+
+
+@case("cross_entropy with int32 targets on the device")
+def _c_ce_int32_target(dev):
+    return torch.nn.functional.cross_entropy(torch.zeros(2, 3, device=dev),
+                                             torch.tensor([0, 1], dtype=torch.int32, device=dev))
+
+
+@case("matmul of int64 tensors on the device")
+def _c_matmul_int64(dev):
+    a = torch.ones(2, 2, dtype=torch.long, device=dev)
+    return (a @ a).cpu()
+
+
+# ---------------------------------------------------------------- module attributes and parameters
+@case("register_buffer(persistent=False) moves but is not saved")
+def _c_buffer_not_persistent(dev):
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(2, 2)
+            self.register_buffer("mask", torch.ones(2), persistent=False)
+
+    m = M().to(dev)
+    return [m.mask.device, list(m.state_dict())]
+
+
+@case("ParameterDict and ModuleDict move with the module")
+def _c_param_module_dict(dev):
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.heads = torch.nn.ModuleDict({"a": torch.nn.Linear(2, 1)})
+            self.scales = torch.nn.ParameterDict({"a": torch.nn.Parameter(torch.ones(1))})
+
+    m = M().to(dev)
+    return [m.heads["a"].weight.device, m.scales["a"].device, isinstance(m.scales["a"], torch.nn.Parameter),
+            len(list(m.parameters()))]
+
+
+@case("nn.Parameter(...).to(device) in __init__ is not registered")
+def _c_parameter_to_not_registered(dev):
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(2)).to(dev)  # a plain tensor now, not a parameter
+
+    m = M()
+    return [isinstance(m.w, torch.nn.Parameter), len(list(m.parameters())), m.w.requires_grad, m.w.is_leaf,
+            m.w.device]
+
+
+@case("set .data of a device parameter to a cpu tensor")
+def _c_set_data_cpu(dev):
+    model = torch.nn.Linear(2, 1).to(dev)
+    w = model.weight
+    model.weight.data = torch.full((1, 2), 3.0)
+    return [model.weight.device, model.weight is w, model.weight.detach().sum().item()]
+
+
+@case("p.data = p.data.to(device) moves a parameter in place")
+def _c_set_data_to_device(dev):
+    model = torch.nn.Linear(2, 1)
+    w = model.weight
+    for p in model.parameters():
+        p.data = p.data.to(dev)
+    out = model(torch.ones(3, 2, device=dev))
+    return [model.weight.device, model.weight is w, out.device, out.shape]
+
+
+@case("assign a cpu gradient to a device parameter")
+def _c_assign_cpu_grad(dev):
+    w = torch.nn.Parameter(torch.ones(2, device=dev))
+    w.grad = torch.zeros(2)
+    return w.grad
+
+
+@case("tensor hook returning a cpu gradient")
+def _c_hook_cpu_grad(dev):
+    w = torch.ones(2, device=dev, requires_grad=True)
+
+    def to_cpu(g):
+        return g.cpu()
+
+    w.register_hook(to_cpu)
+    (w * 2).sum().backward()
+    return w.grad
+
+
+# ---------------------------------------------------------------- checkpoints and optimizers
+@case("Optimizer.load_state_dict moves state to the parameters' device")
+def _c_opt_load_state_dict(dev):
+    torch.manual_seed(0)
+    m = torch.nn.Linear(3, 1)
+    opt = torch.optim.Adam(m.parameters())
+    m(torch.ones(2, 3)).sum().backward()
+    opt.step()
+    saved = opt.state_dict()
+    m2 = torch.nn.Linear(3, 1).to(dev)
+    opt2 = torch.optim.Adam(m2.parameters())
+    opt2.load_state_dict(saved)
+    st = opt2.state[m2.weight]
+    m2(torch.ones(2, 3, device=dev)).sum().backward()
+    opt2.step()
+    return [st["exp_avg"].device, st["step"].device, float(st["step"])]
+
+
+@case("load_state_dict of cpu tensors into a device model keeps it on the device")
+def _c_load_state_dict_copy(dev):
+    model = torch.nn.Linear(2, 1).to(dev)
+    w = model.weight
+    model.load_state_dict({"weight": torch.full((1, 2), 2.0), "bias": torch.zeros(1)})
+    return [model.weight.device, model.weight is w, model.weight.detach().sum().item()]
+
+
+@case("load_state_dict(assign=True) of cpu tensors moves parameters to the cpu")
+def _c_load_state_dict_assign(dev):
+    model = torch.nn.Linear(2, 1).to(dev)
+    model.load_state_dict({"weight": torch.full((1, 2), 2.0), "bias": torch.zeros(1)}, assign=True)
+    return [model.weight.device, isinstance(model.weight, torch.nn.Parameter), model.weight.requires_grad]
+
+
+@case("load a cpu checkpoint with map_location to a missing device index")
+def _c_load_map_missing_index(dev):
+    buf = io.BytesIO()
+    torch.save({"w": torch.ones(2)}, buf)
+    buf.seek(0)
+    return torch.load(buf, map_location=f"{dev}:5")["w"]
+
+
+@case("Adam over parameters on :0 and :1", needs_2=True)
+def _c_adam_two_devices(dev):
+    torch.manual_seed(0)
+    a = torch.nn.Linear(3, 3).to(f"{dev}:0")
+    b = torch.nn.Linear(3, 1).to(f"{dev}:1")
+    opt = torch.optim.Adam(list(a.parameters()) + list(b.parameters()))
+    b(a(torch.ones(2, 3, device=f"{dev}:0")).to(f"{dev}:1")).sum().backward()
+    opt.step()
+    return [opt.state[a.weight]["exp_avg"].device, opt.state[b.weight]["exp_avg"].device]
+
+
+@case("AveragedModel (EMA) on the cpu of a device model")
+def _c_averaged_model_cpu(dev):
+    from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
+
+    torch.manual_seed(0)
+    model = torch.nn.Linear(2, 1).to(dev)
+    ema = AveragedModel(model, device="cpu", multi_avg_fn=get_ema_multi_avg_fn(0.9))
+    ema.update_parameters(model)
+    with torch.no_grad():
+        model.weight.add_(1.0)
+    ema.update_parameters(model)
+    diff = (model.weight.detach().cpu() - ema.module.weight.detach()).abs().max().item()
+    return [ema.module.weight.device, int(ema.n_averaged), round(diff, 4)]
+
+
+# ---------------------------------------------------------------- autograd across devices
+@case("backward through .cpu() returns the gradient to the device")
+def _c_backward_through_cpu(dev):
+    w = torch.ones(3, device=dev, requires_grad=True)
+    (w.cpu() * torch.arange(3.0)).sum().backward()
+    return [w.grad.device, w.grad.cpu()]
+
+
+# ---------------------------------------------------------------- legacy spellings
+@case("legacy type string moves a cpu tensor to the device")
+def _c_legacy_type_string(dev):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        y = torch.ones(2, dtype=torch.long).type(f"torch.{dev}.FloatTensor")
+    return [y.device, y.dtype]
+
+
+# ---------------------------------------------------------------- data loading, rnn helpers, transformer masks
+@case("DataLoader shuffle under set_default_device")
+def _c_loader_shuffle_default_device(dev):
+    from torch.utils.data import DataLoader, TensorDataset
+
+    ds = TensorDataset(torch.arange(4.0))
+    torch.set_default_device(dev)
+    try:
+        return next(iter(DataLoader(ds, batch_size=2, shuffle=True)))[0].device
+    finally:
+        torch.set_default_device(None)
+
+
+@case("DataLoader pin_memory over a dataset already on the device")
+def _c_loader_pin_device_dataset(dev):
+    from torch.utils.data import DataLoader, TensorDataset
+
+    ds = TensorDataset(torch.arange(4.0, device=dev))
+    return next(iter(DataLoader(ds, batch_size=2, pin_memory=True)))[0].device
+
+
+@case("PackedSequence.to(device) keeps batch_sizes on the cpu")
+def _c_packed_to_device(dev):
+    from torch.nn.utils.rnn import pack_sequence
+
+    packed = pack_sequence([torch.ones(2, 1), torch.ones(3, 1)], enforce_sorted=False).to(dev)
+    return [packed.data.device, packed.batch_sizes.device, packed.sorted_indices.device,
+            packed.unsorted_indices.device]
+
+
+@case("TransformerDecoder with a cpu causal mask from generate_square_subsequent_mask")
+def _c_decoder_cpu_causal_mask(dev):
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True)
+    dec = torch.nn.TransformerDecoder(layer, 1).to(dev)
+    tgt = torch.randn(2, 4, 8, device=dev)
+    mask = torch.nn.Transformer.generate_square_subsequent_mask(4)  # on the cpu
+    out = dec(tgt, torch.randn(2, 3, 8, device=dev), tgt_mask=mask)
+    return [out.device, out.shape]
+
+
+
+@case("bmm of int32 tensors on the device")
+def _c_bmm_int32(dev):
+    a = torch.ones(2, 2, 2, dtype=torch.int32, device=dev)
+    return torch.bmm(a, a).cpu()
+
+
+@case("nll_loss of a 1-D input with an int32 target on the device")
+def _c_nll_1d_int32(dev):
+    return torch.nn.functional.nll_loss(torch.zeros(3, device=dev), torch.tensor(1, dtype=torch.int32, device=dev))
+
+
+@case("cross_entropy, reduction none, with int32 targets on the device")
+def _c_ce_none_int32(dev):
+    return torch.nn.functional.cross_entropy(torch.zeros(2, 3, device=dev),
+                                             torch.tensor([0, 1], dtype=torch.int32, device=dev), reduction="none")
+
+
+@case("cross_entropy with uint8 targets on the device")
+def _c_ce_uint8(dev):
+    return torch.nn.functional.cross_entropy(torch.zeros(2, 3, device=dev),
+                                             torch.tensor([0, 1], dtype=torch.uint8, device=dev)).device
+
+
+@case("float matmul of int64 tensors cast on the device")
+def _c_matmul_cast(dev):
+    a = torch.ones(2, 2, dtype=torch.long, device=dev)
+    return (a.float() @ a.float()).cpu()
+
+
+@case("Conv2d on device, a cpu image with a 1x1 kernel")
+def _c_conv_1x1_cpu(dev):
+    return torch.nn.Conv2d(1, 2, 1).to(dev)(torch.ones(1, 1, 5, 5))
+
+
+@case("BatchNorm1d on the cpu, a 2-D input on the device")
+def _c_batchnorm1d_2d_cpu(dev):
+    return torch.nn.BatchNorm1d(3)(torch.randn(4, 3, device=dev))
+
+
+@case("BatchNorm2d (eval) on the cpu, input on the device")
+def _c_batchnorm2d_eval_cpu(dev):
+    return torch.nn.BatchNorm2d(3).eval()(torch.randn(2, 3, 4, 4, device=dev))
+
+
+@case("torch.stack of a cpu and a device tensor")
+def _c_stack_cpu_first(dev):
+    return torch.stack([torch.ones(2), torch.ones(2, device=dev)])
+
+
+@case("torch.where with two 0-dim cpu values")
+def _c_where_two_cpu_scalars(dev):
+    return torch.where(torch.ones(2, device=dev) > 0, torch.tensor(1.0), torch.tensor(0.0))
+
+
+@case("write through a device index into a cpu tensor")
+def _c_cpu_setitem_device_index(dev):
+    x = torch.arange(4.0)
+    x[torch.tensor([1, 3], device=dev)] = torch.tensor([7.0, 8.0])
+    return x
+
+
+
+@case("write device values through cpu indices into a cpu tensor")
+def _c_cpu_setitem_device_values(dev):
+    x = torch.zeros(4)
+    x[torch.tensor([1, 3])] = torch.tensor([7.0, 8.0], device=dev)
+    return x
+
+
+@case("in-place add of a device tensor into a cpu tensor")
+def _c_cpu_iadd_device(dev):
+    x = torch.zeros(3)
+    x += torch.ones(3, device=dev)
+    return x
 
 
 def device_count(device_type: str) -> int:

@@ -115,9 +115,12 @@ def mv_check(args) -> None:
 
 
 def index_put_check(args, common_dev) -> None:
-    # CPU indices are fine, CPU values are not (unless 0-dim): TensorIterator then meets the CPU tensor
+    # CPU indices are fine, CPU values are not (unless 0-dim): TensorIterator then meets the CPU tensor; with
+    # accumulate=True, CUDA's sorting kernel checks the values first.
     values = args[2] if len(args) > 2 else None
     if isinstance(values, torch.Tensor) and values.device.type == "cpu" and values.dim() != 0:
+        if len(args) > 3 and args[3]:
+            raise RuntimeError(f"expected device {common_dev} but got device cpu for value tensor")
         raise same_device_error(common_dev, torch.device("cpu"))
 
 
@@ -138,14 +141,35 @@ def embedding_check(args) -> None:
         )
 
 
+def _cpu_conv_backend(x, w, args) -> str | None:
+    """The kernel PyTorch picks for a convolution of a CPU input (it chooses by the input's device, so a device
+    weight then meets a CPU kernel): "mkldnn", "slow2d" or "slow_transpose2d" (ConvUtils.h's use_mkldnn); None
+    beyond 2-D. A 1-D convolution is run as a 2-D one of height 1."""
+    if x.dim() not in (3, 4) or w.dim() != x.dim():
+        return None
+    xs, ws = list(x.shape), list(w.shape)
+    if x.dim() == 3:
+        xs.insert(2, 1)
+        ws.insert(2, 1)
+    stride, dilation, transposed, groups = args[3], args[5], args[6], args[8]
+    if (x.dtype is torch.float32 and torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled
+            and (any(v != 1 for v in stride) or any(v != 1 for v in dilation) or xs[0] >= 16 or ws[-1] != 1
+                 or ws[-2] != 1 or torch.get_num_threads() > 1)
+            and (groups > 1 or (ws[-1] > 3 and ws[-2] > 3) or xs[0] > 1 or xs[0] * xs[1] * xs[2] * xs[3] > 20480)):
+        return "mkldnn"
+    return "slow_transpose2d" if transposed else "slow2d"
+
+
 def conv_check(args) -> None:
     x, w = args[0], args[1]
     b = args[2] if len(args) > 2 else None
-    if x.device != w.device and x.device.type == "cpu" and x.dim() == 4:
-        # CUDA (torch 2.11) routes a CPU input with a device weight to its slow conv2d kernel, which says so
+    backend = _cpu_conv_backend(x, w, args) if x.device != w.device and x.device.type == "cpu" else None
+    if backend in ("slow2d", "slow_transpose2d"):
+        # the slow CPU kernels check devices in generated code, under CUDA's dispatch key
+        suffix = "__slow_conv2d_forward" if backend == "slow2d" else "slow_conv_transpose2d"
         raise RuntimeError(
             f"Expected all tensors to be on the same device, but got weight is on {w.device}, different from "
-            f"other tensors on cpu (when checking argument in method wrapper_{DEVICE_TYPE.upper()}___slow_conv2d_forward)"
+            f"other tensors on cpu (when checking argument in method wrapper_{DEVICE_TYPE.upper()}_{suffix})"
         )
     if x.device != w.device:
         tail = " or input should be a MKLDNN tensor and weight is a dense tensor" if x.device.type == "cpu" else ""
@@ -155,9 +179,34 @@ def conv_check(args) -> None:
         raise RuntimeError(f"Input type ({x.type()}) and bias type ({b.type()}) should be the same{tail}")
 
 
+def _cudnn_batch_norm_picked(func, args, kwargs) -> bool:
+    """Whether CUDA runs this batch norm with cuDNN (Normalization.cpp's _select_batch_norm_backend), whose
+    generated check then speaks for it."""
+    v = _argument_values(func, args, kwargs)
+    x, w, b, mean, var = (v.get(k) for k in ("input", "weight", "bias", "running_mean", "running_var"))
+    training = bool(v.get("training", False))
+    if not isinstance(x, torch.Tensor) or x.device.type != DEVICE_TYPE or w is None or b is None:
+        return False
+    return (x.dtype is not torch.bfloat16 and w.dtype is not torch.bfloat16
+            and (x.dtype is not torch.float16 or w.dtype is torch.float32)
+            and ((mean is not None and var is not None) or (mean is None and var is None and training))
+            and x.dim() >= 3 and x.size(0) <= (880801 if training else 65535)
+            and float(v.get("eps", 1e-5)) >= 1e-5 and torch.backends.cudnn.enabled and x.numel() < 2**31 - 1)
+
+
+BATCH_NORMS = {"native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_no_training",
+               "_native_batch_norm_legit_functional"}
+
+
 def check_mixed(func, name, args, kwargs, common_dev, bad_dev) -> None:
     """Raise CUDA's error for an op that met tensors of two devices (``bad_dev``) or a non-scalar CPU
     tensor (``bad_dev`` None)."""
+    if name in BATCH_NORMS and _cudnn_batch_norm_picked(func, args, kwargs):
+        v = _argument_values(func, args, kwargs)
+        _same_device_as_first([(k, v.get(k)) for k in ("input", "weight", "bias", "running_mean", "running_var")],
+                              "_cudnn_batch_norm")
+    if name == "stack":  # CUDA's stack is its cat kernel, writing into the stacked shape
+        _same_device_as_first([("tensors", args[0])], "cat")
     checked = codegen_checked(func)
     if checked is not None:
         codegen_check(func, args, kwargs, checked)
@@ -180,12 +229,51 @@ def check_mixed(func, name, args, kwargs, common_dev, bad_dev) -> None:
         raise same_device_error(common_dev, torch.device("cpu"))
 
 
-def check_cpu_scalars(func, args, kwargs) -> None:
+def check_cpu_scalars(func, args, kwargs, common_dev) -> None:
     """A 0-dim CPU tensor mixes with device tensors where TensorIterator checks devices, but not where CUDA's
-    generated code does (torch.clamp(x, min=torch.tensor(0.)) fails on CUDA)."""
+    generated code does (torch.clamp(x, min=torch.tensor(0.)) fails on CUDA). TensorIterator takes one such
+    tensor, and as an input only: not as the output of an in-place op (a CPU running total += a device loss)."""
     checked = codegen_checked(func)
     if checked is not None:
         codegen_check(func, args, kwargs, checked)
+        return
+    if func in SCALAR_READERS:
+        return
+    schema_args = func._schema.arguments
+    if (args and schema_args and schema_args[0].alias_info is not None and schema_args[0].alias_info.is_write
+            and isinstance(args[0], torch.Tensor) and args[0].device.type == "cpu"):
+        raise same_device_error(common_dev, torch.device("cpu"))
+    scalars = sum(1 for a in args if isinstance(a, torch.Tensor) and a.device.type == "cpu")
+    if scalars > 1:
+        raise RuntimeError("Trying to pass too many CPU scalars to non-CPU kernel!")
+
+
+#: Ops that read a 0-dim tensor argument on the host (value.item()) instead of passing it to a kernel.
+SCALAR_READERS = {torch.ops.aten.masked_fill_.Tensor, torch.ops.aten.masked_fill.Tensor}
+
+
+#: CUDA kernels with fewer dtypes than the CPU's, whose dispatch macro then names itself: op -> (kernel
+#: name, argument checked, dtypes refused). An integer matmul runs on the CPU, not on CUDA; nor do int32 class
+#: labels (from NumPy, say) in nll_loss.
+_INTEGERS = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.bool)
+CUDA_DTYPE_KERNELS = {
+    "mm": ("addmm", 0, _INTEGERS),
+    "addmm": ("addmm", 1, _INTEGERS),
+    "nll_loss_forward": ("nll_loss_forward_reduce_{}_kernel_2d_index", 1, (torch.int32, torch.int16, torch.int8)),
+}
+_DTYPE_NAMES = {torch.uint8: "Byte", torch.int8: "Char", torch.int16: "Short", torch.int32: "Int",
+                torch.int64: "Long", torch.bool: "Bool"}
+
+
+def check_cuda_dtypes(name, args) -> None:
+    kernel, position, refused = CUDA_DTYPE_KERNELS[name]
+    t = args[position] if len(args) > position else None
+    if not isinstance(t, torch.Tensor) or t.dtype not in refused:
+        return
+    if name == "nll_loss_forward" and (args[0].dim() != 2 or args[3] == 0):  # the kernel of 2-D, reduced input
+        return
+    kernel = kernel.format(DEVICE_TYPE) if "{}" in kernel else f"{kernel}_{DEVICE_TYPE}"
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{_DTYPE_NAMES[t.dtype]}\'')
 
 
 def index_into_cpu_error(self_device) -> RuntimeError:

@@ -18,7 +18,8 @@ What it changes in the process, and why each is needed:
 * ``Module._apply`` keeps parameter identity when moving to or from sim (as ``param.data = ...`` does on
   CUDA): wrapper tensors cannot share a TensorImpl type with CPU tensors, so without this ``model.to('sim')``
   would create new Parameter objects and an optimizer built before the move would silently update the
-  old CPU ones.  Parameters are swapped in place (``torch.utils.swap_tensors``) instead;
+  old CPU ones.  Parameters are swapped in place (``torch.utils.swap_tensors``) instead, and so are tensors
+  whose ``.data`` is set to a tensor of the other kind (``p.data = p.data.to('sim')``);
 * ``Tensor.to`` / ``torch.tensor`` / ``torch.as_tensor`` give an index-less ``sim`` the current device
   (C++ would fill in the guard's answer, always 0); ``x.new_tensor(data)`` lands on ``x.device`` (C++ sets
   a device guard to x's device there); ``torch.set_default_device`` still fills in their device;
@@ -42,6 +43,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import warnings
 
 import torch
@@ -88,10 +90,24 @@ def _single_threaded_backward(run):
         torch._C._set_multithreading_enabled(False)
         try:
             return run(*args, **kwargs)
+        except RuntimeError as exc:
+            _name_tensor_types_as_cuda_does(exc)
+            raise
         finally:
             torch._C._set_multithreading_enabled(prev)
 
     return wrapper
+
+
+_CXX_TYPE_NAME = re.compile(rf"\b{config.DEVICE_TYPE}(\w+?)Type\b")
+
+
+def _name_tensor_types_as_cuda_does(exc: RuntimeError) -> None:
+    """C++ names a PrivateUse1 tensor's type "simFloatType" where it names a CUDA one "torch.cuda.FloatTensor" (a
+    backward hook that changed a gradient's type, say)."""
+    if exc.args and isinstance(exc.args[0], str):
+        text = _CXX_TYPE_NAME.sub(rf"torch.{config.DEVICE_TYPE}.\1Tensor", exc.args[0])
+        exc.args = (text, *exc.args[1:])
 
 
 def _patch_autograd():
@@ -127,6 +143,38 @@ def _patch_module_apply():
         return orig_apply(self, fn, recurse)
 
     torch.nn.Module._apply = _apply
+
+
+def _patch_set_data():
+    """``x.data = y`` between a CPU tensor and a sim one. CUDA and CPU tensors share one TensorImpl type, so C++
+    re-points x at y's data (``p.data = p.data.to(device)`` moves a parameter in place); a wrapper tensor has
+    another type, which C++ refuses ("incompatible tensor type"). Swap the contents instead, as Module._apply
+    does here: x keeps its identity, its parameter-ness, requires_grad and .grad (which CUDA leaves where it
+    was, and which moves with the data here when the .grad setter refuses the other device)."""
+    base = torch._C.TensorBase.data
+    get, set_ = base.__get__, base.__set__
+
+    def set_data(self, value):
+        if not isinstance(value, torch.Tensor) or (type(self) is SimTensor) == (type(value) is SimTensor):
+            return set_(self, value)
+        new = value.detach()
+        new = (torch.nn.Parameter(new, requires_grad=self.requires_grad) if isinstance(self, torch.nn.Parameter)
+               else new.requires_grad_(self.requires_grad))
+        grad, self.grad = self.grad, None  # a reference to self's data would stop the swap
+        torch.utils.swap_tensors(self, new)
+        if grad is not None:
+            set_grad(self, grad)
+
+    torch.Tensor.data = property(get, set_data, doc=base.__doc__)
+
+
+def set_grad(tensor, grad):
+    """Put back a .grad kept across a move of tensor's data."""
+    try:
+        tensor.grad = grad
+    except RuntimeError:  # the device check of the .grad setter, which set_data does not make
+        with torch.no_grad():
+            tensor.grad = grad.to(tensor.device)
 
 
 def _patch_optim():
@@ -248,6 +296,7 @@ def register(count: int, profile: str, capacity=None) -> None:
     comm.install()
     _patch_autograd()
     _patch_module_apply()
+    _patch_set_data()
     _patch_optim()
     _patch_current_device()
     torch.ctc_loss = _ctc_loss_with_length_lists(torch.ctc_loss)

@@ -409,7 +409,9 @@ def generic(func, args, kwargs, impl=None):
     if bad is not None or cpu_nonscalar:
         placement.check_mixed(func, name, args, kwargs, dev(common), None if bad is None else dev(bad))
     elif cpu_scalar:
-        placement.check_cpu_scalars(func, args, kwargs)
+        placement.check_cpu_scalars(func, args, kwargs, dev(common))
+    if name in placement.CUDA_DTYPE_KERNELS:
+        placement.check_cuda_dtypes(name, args)
 
     # ---- device kwarg (new_empty, zeros_like(..., device=...), ...)
     target = common
@@ -575,6 +577,13 @@ def op_local_scalar_dense(func, args, kwargs):
 def op_index(func, args, kwargs):
     self = args[0]
     if type(self) is not SimTensor:
+        if func is not aten.index.Tensor:
+            # a write through indices into a CPU tensor moves them to it first (a copy, and a wait for the
+            # device), as CUDA does; only a read refuses them
+            indices = [i.to("cpu") if isinstance(i, torch.Tensor) else i for i in args[1]]
+            if not any(type(a) is SimTensor for a in args[2:]):
+                return func(self, indices, *args[2:], **kwargs)  # all on the CPU now
+            args = (self, indices, *args[2:])
         for i in args[1]:
             if isinstance(i, torch.Tensor) and i.device != self.device:
                 raise placement.index_into_cpu_error(self.device)
@@ -586,6 +595,14 @@ def op_index(func, args, kwargs):
             sync("nonzero", self._idx)
             break
     return res
+
+
+def op_fill_tensor(func, args, kwargs):
+    # fill_ with a 0-dim value on another device reads it on the host (value.item()) and fills with that
+    self, value = args[0], args[1]
+    if isinstance(value, torch.Tensor) and value.dim() == 0 and value.device != self.device:
+        return aten.fill_.Scalar(self, value.item())
+    return generic(func, args, kwargs)
 
 
 def op_is_pinned(func, args, kwargs):
@@ -651,6 +668,7 @@ SPECIAL = {
     aten.index_put_.default: op_index,
     aten.index_put.default: op_index,
     aten._index_put_impl_.default: op_index,
+    aten.fill_.Tensor: op_fill_tensor,
     aten.is_pinned.default: op_is_pinned,
     aten._pin_memory.default: op_pin_memory,
     aten.equal.default: op_equal,
