@@ -237,7 +237,7 @@ def check_cpu_scalars(func, args, kwargs, common_dev) -> None:
     if checked is not None:
         codegen_check(func, args, kwargs, checked)
         return
-    if func in SCALAR_READERS:
+    if func in SCALAR_READERS or func in MOVES_CPU_SCALARS:
         return
     schema_args = func._schema.arguments
     if (args and schema_args and schema_args[0].alias_info is not None and schema_args[0].alias_info.is_write
@@ -250,6 +250,8 @@ def check_cpu_scalars(func, args, kwargs, common_dev) -> None:
 
 #: Ops that read a 0-dim tensor argument on the host (value.item()) instead of passing it to a kernel.
 SCALAR_READERS = {torch.ops.aten.masked_fill_.Tensor, torch.ops.aten.masked_fill.Tensor}
+#: Ops that copy their 0-dim CPU arguments to the device before their kernel (where_self_out).
+MOVES_CPU_SCALARS = {torch.ops.aten.where.self, torch.ops.aten.where.self_out}
 
 
 #: CUDA kernels with fewer dtypes than the CPU's, whose dispatch macro then names itself: op -> (kernel
@@ -259,7 +261,9 @@ _INTEGERS = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, tor
 CUDA_DTYPE_KERNELS = {
     "mm": ("addmm", 0, _INTEGERS),
     "addmm": ("addmm", 1, _INTEGERS),
-    "nll_loss_forward": ("nll_loss_forward_reduce_{}_kernel_2d_index", 1, (torch.int32, torch.int16, torch.int8)),
+    "bmm": ("baddbmm", 0, _INTEGERS),
+    "baddbmm": ("baddbmm", 1, _INTEGERS),
+    "nll_loss_forward": (None, 1, (torch.int32, torch.int16, torch.int8)),
 }
 _DTYPE_NAMES = {torch.uint8: "Byte", torch.int8: "Char", torch.int16: "Short", torch.int32: "Int",
                 torch.int64: "Long", torch.bool: "Bool"}
@@ -270,9 +274,12 @@ def check_cuda_dtypes(name, args) -> None:
     t = args[position] if len(args) > position else None
     if not isinstance(t, torch.Tensor) or t.dtype not in refused:
         return
-    if name == "nll_loss_forward" and (args[0].dim() != 2 or args[3] == 0):  # the kernel of 2-D, reduced input
-        return
-    kernel = kernel.format(DEVICE_TYPE) if "{}" in kernel else f"{kernel}_{DEVICE_TYPE}"
+    if name == "nll_loss_forward":  # one kernel per input rank and reduction (LossNLL.cu)
+        kind = ("reduce_{}_kernel_1d" if args[0].dim() <= 1 else
+                "no_reduce_{}_kernel" if args[3] == 0 else "reduce_{}_kernel_2d")
+        kernel = f"nll_loss_forward_{kind.format(DEVICE_TYPE)}_index"
+    else:
+        kernel = f"{kernel}_{DEVICE_TYPE}"
     raise NotImplementedError(f'"{kernel}" not implemented for \'{_DTYPE_NAMES[t.dtype]}\'')
 
 

@@ -581,6 +581,9 @@ def op_index(func, args, kwargs):
             # a write through indices into a CPU tensor moves them to it first (a copy, and a wait for the
             # device), as CUDA does; only a read refuses them
             indices = [i.to("cpu") if isinstance(i, torch.Tensor) else i for i in args[1]]
+            values = args[2] if len(args) > 2 else None
+            if type(values) is SimTensor and values.dim() != 0:  # TensorIterator meets them on the CPU
+                raise placement.same_device_error(values.device, self.device)
             if not any(type(a) is SimTensor for a in args[2:]):
                 return func(self, indices, *args[2:], **kwargs)  # all on the CPU now
             args = (self, indices, *args[2:])
