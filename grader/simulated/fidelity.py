@@ -1390,8 +1390,12 @@ def _c_ctc_tuple_lengths(dev):
 
 @case("scaled_dot_product_attention with a cpu mask")
 def _c_sdpa_cpu_mask(dev):
-    q = torch.randn(1, 2, 4, 8, device=dev)
-    mask = torch.ones(4, 4, dtype=torch.bool).tril()
+    return _attention_with_cpu_causal_mask(dev, (1, 2, 4, 8))
+
+
+def _attention_with_cpu_causal_mask(dev, shape, dtype=torch.float32):
+    q = torch.randn(*shape, device=dev, dtype=dtype)
+    mask = torch.ones(shape[-2], shape[-2], dtype=torch.bool).tril()
     return torch.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=mask).device
 
 
@@ -1519,29 +1523,27 @@ def _c_vmap(dev):
 
 @case("Adam fused=True step")
 def _c_adam_fused(dev):
-    model = torch.nn.Linear(3, 1).to(dev)
-    opt = torch.optim.Adam(model.parameters(), fused=True)
-    model(torch.randn(2, 3, device=dev)).sum().backward()
-    opt.step()
-    return [opt.state[model.weight]["exp_avg"].device, opt.state[model.weight]["step"].device]
+    state = _adam_state_after_one_step(dev, fused=True)
+    return [state["exp_avg"].device, state["step"].device]
 
 
 @case("Adam capturable=True step")
 def _c_adam_capturable(dev):
-    model = torch.nn.Linear(3, 1).to(dev)
-    opt = torch.optim.Adam(model.parameters(), capturable=True)
-    model(torch.randn(2, 3, device=dev)).sum().backward()
-    opt.step()
-    return opt.state[model.weight]["step"].device
+    return _adam_state_after_one_step(dev, capturable=True)["step"].device
 
 
 @case("Adam default step: where its step counter lives")
 def _c_adam_step_counter(dev):
+    state = _adam_state_after_one_step(dev)
+    return [state["step"].device, state["exp_avg_sq"].device]
+
+
+def _adam_state_after_one_step(dev, **options):
     model = torch.nn.Linear(3, 1).to(dev)
-    opt = torch.optim.Adam(model.parameters())
+    opt = torch.optim.Adam(model.parameters(), **options)
     model(torch.randn(2, 3, device=dev)).sum().backward()
     opt.step()
-    return [opt.state[model.weight]["step"].device, opt.state[model.weight]["exp_avg_sq"].device]
+    return opt.state[model.weight]
 
 
 @case("distributions.Normal of a device loc and a cpu scale")
@@ -1703,16 +1705,12 @@ def _c_deepcopy_param_and_tensor(dev):
 
 @case("scaled_dot_product_attention, bfloat16, with a cpu mask")
 def _c_sdpa_bf16_cpu_mask(dev):
-    q = torch.randn(2, 2, 5, 64, device=dev, dtype=torch.bfloat16)
-    mask = torch.ones(5, 5, dtype=torch.bool).tril()
-    return torch.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=mask).device
+    return _attention_with_cpu_causal_mask(dev, (2, 2, 5, 64), torch.bfloat16)
 
 
 @case("scaled_dot_product_attention, head size 6, with a cpu mask")
 def _c_sdpa_odd_head_cpu_mask(dev):
-    q = torch.randn(2, 2, 5, 6, device=dev)
-    mask = torch.ones(5, 5, dtype=torch.bool).tril()
-    return torch.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=mask).device
+    return _attention_with_cpu_causal_mask(dev, (2, 2, 5, 6))
 
 
 @case("scaled_dot_product_attention of 3-D inputs with a cpu float mask")
