@@ -270,6 +270,7 @@ _DTYPE_NAMES = {torch.uint8: "Byte", torch.int8: "Char", torch.int16: "Short", t
 
 
 def check_cuda_dtypes(name, args) -> None:
+    """Refuse, as CUDA's dispatch macro does, a dtype this op's CUDA kernel was not built for."""
     kernel, position, refused = CUDA_DTYPE_KERNELS[name]
     t = args[position] if len(args) > position else None
     if not isinstance(t, torch.Tensor) or t.dtype not in refused:

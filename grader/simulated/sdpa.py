@@ -61,7 +61,7 @@ def check_mask_device(query, key, value, attn_mask=None, dropout_p=0.0, is_causa
     if not isinstance(attn_mask, torch.Tensor) or attn_mask.device == query.device or is_causal:
         return
     if not all(isinstance(t, torch.Tensor) and t.device == query.device and t.dtype == query.dtype
-               for t in (key, value)):
+               for t in (key, value)) or not (attn_mask.dtype is torch.bool or attn_mask.is_floating_point()):
         return  # the composite's own validation speaks first
     kernel = MASK_CHECKED_BY.get(cuda_choice(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa))
     if kernel is not None:

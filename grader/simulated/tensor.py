@@ -410,7 +410,7 @@ def generic(func, args, kwargs, impl=None):
         placement.check_mixed(func, name, args, kwargs, dev(common), None if bad is None else dev(bad))
     elif cpu_scalar:
         placement.check_cpu_scalars(func, args, kwargs, dev(common))
-    if name in placement.CUDA_DTYPE_KERNELS:
+    if name in placement.CUDA_DTYPE_KERNELS and config.PROFILE == "cuda":
         placement.check_cuda_dtypes(name, args)
 
     # ---- device kwarg (new_empty, zeros_like(..., device=...), ...)
