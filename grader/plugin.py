@@ -11,6 +11,7 @@ nothing, so it is safe in any pytest run."""
 from __future__ import annotations
 
 import gc
+import os
 import traceback
 from pathlib import Path
 
@@ -20,6 +21,8 @@ from grader import integrity, limits
 from grader import legs as legs_mod
 from grader.expect import GradeFailure
 from grader.submission import Submission, SubmissionError, describe_exception, learner_trace
+
+_exit = os._exit  # taken before any learner code runs
 
 
 def pytest_addoption(parser):
@@ -55,6 +58,7 @@ def _grading(config) -> bool:
 def pytest_configure(config):
     if not _grading(config):
         return
+    config._devcourse_pid = os.getpid()
     try:
         config._devcourse_legs = legs_mod.parse(config.getoption("device"))
     except legs_mod.LegError as exc:
@@ -155,7 +159,13 @@ def pytest_collection_finish(session):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
     outcome = yield
-    if not _grading(item.config) or integrity.baseline is None:
+    if not _grading(item.config):
+        return
+    if os.getpid() != item.config._devcourse_pid:
+        # A process the learner's code forked is back in the grader's code (its fork returned into the check,
+        # or failed there, as in a fork loop stopped at the limit): it must not grade on as a second copy.
+        _exit(0)
+    if integrity.baseline is None:
         return
     changed = integrity.baseline.changed()
     if changed:

@@ -148,6 +148,21 @@ def test_a_loop_that_starts_processes(tmp_path):
     assert grade(tmp_path, "masked_mean = _right\n").passed  # and the grader is none the worse
 
 
+def test_a_forked_copy_that_returns_into_the_grader_does_not_grade_on(tmp_path):
+    # The child returns into the check as a second copy of the grading process: it must end there, not run
+    # the remaining checks and send their results again (refused as forged) or keep the parent waiting.
+    g = grade(tmp_path, """
+        import os
+        def masked_mean(x, lengths):
+            pid = os.fork()
+            if pid == 0:
+                return _right(x, lengths)
+            os.waitpid(pid, 0)
+            return _right(x, lengths)
+    """)
+    assert g.passed, messages(g)
+
+
 def test_a_process_left_running(tmp_path):
     g = grade(tmp_path, """
         import subprocess
