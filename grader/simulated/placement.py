@@ -179,10 +179,15 @@ def conv_check(args) -> None:
         raise RuntimeError(f"Input type ({x.type()}) and bias type ({b.type()}) should be the same{tail}")
 
 
-def _cudnn_batch_norm_picked(func, args, kwargs) -> bool:
-    """Whether CUDA runs this batch norm with cuDNN (Normalization.cpp's _select_batch_norm_backend), whose
-    generated check then speaks for it."""
-    v = _argument_values(func, args, kwargs)
+def _check_as(kernel, values: dict) -> None:
+    """The generated check of the kernel CUDA runs in place of this op, on the op's arguments by name."""
+    suffix, names = codegen_checked(kernel)
+    _same_device_as_first([(name, values.get(name)) for name in names], suffix)
+
+
+def _cudnn_batch_norm_picked(v: dict) -> bool:
+    """Whether CUDA runs a batch norm of these arguments (by name) with cuDNN (Normalization.cpp's
+    _select_batch_norm_backend), whose generated check then speaks for it."""
     x, w, b, mean, var = (v.get(k) for k in ("input", "weight", "bias", "running_mean", "running_var"))
     training = bool(v.get("training", False))
     if not isinstance(x, torch.Tensor) or x.device.type != DEVICE_TYPE or w is None or b is None:
@@ -201,12 +206,10 @@ BATCH_NORMS = {"native_batch_norm", "_native_batch_norm_legit", "_native_batch_n
 def check_mixed(func, name, args, kwargs, common_dev, bad_dev) -> None:
     """Raise CUDA's error for an op that met tensors of two devices (``bad_dev``) or a non-scalar CPU
     tensor (``bad_dev`` None)."""
-    if name in BATCH_NORMS and _cudnn_batch_norm_picked(func, args, kwargs):
-        v = _argument_values(func, args, kwargs)
-        _same_device_as_first([(k, v.get(k)) for k in ("input", "weight", "bias", "running_mean", "running_var")],
-                              "_cudnn_batch_norm")
+    if name in BATCH_NORMS and _cudnn_batch_norm_picked(values := _argument_values(func, args, kwargs)):
+        _check_as(torch.ops.aten.cudnn_batch_norm.default, values)
     if name == "stack":  # CUDA's stack is its cat kernel, writing into the stacked shape
-        _same_device_as_first([("tensors", args[0])], "cat")
+        _check_as(torch.ops.aten.cat.default, {"tensors": args[0]})
     checked = codegen_checked(func)
     if checked is not None:
         codegen_check(func, args, kwargs, checked)
@@ -233,15 +236,13 @@ def check_cpu_scalars(func, args, kwargs, common_dev) -> None:
     """A 0-dim CPU tensor mixes with device tensors where TensorIterator checks devices, but not where CUDA's
     generated code does (torch.clamp(x, min=torch.tensor(0.)) fails on CUDA). TensorIterator takes one such
     tensor, and as an input only: not as the output of an in-place op (a CPU running total += a device loss)."""
-    checked = codegen_checked(func)
+    _, checked, exempt, writes_first = _scalar_rule(func)
     if checked is not None:
         codegen_check(func, args, kwargs, checked)
         return
-    if func in SCALAR_READERS or func in MOVES_CPU_SCALARS:
+    if exempt:
         return
-    schema_args = func._schema.arguments
-    if (args and schema_args and schema_args[0].alias_info is not None and schema_args[0].alias_info.is_write
-            and isinstance(args[0], torch.Tensor) and args[0].device.type == "cpu"):
+    if writes_first and args and isinstance(args[0], torch.Tensor) and args[0].device.type == "cpu":
         raise same_device_error(common_dev, torch.device("cpu"))
     scalars = sum(1 for a in args if isinstance(a, torch.Tensor) and a.device.type == "cpu")
     if scalars > 1:
@@ -252,6 +253,19 @@ def check_cpu_scalars(func, args, kwargs, common_dev) -> None:
 SCALAR_READERS = {torch.ops.aten.masked_fill_.Tensor, torch.ops.aten.masked_fill.Tensor}
 #: Ops that copy their 0-dim CPU arguments to the device before their kernel (where_self_out).
 MOVES_CPU_SCALARS = {torch.ops.aten.where.self, torch.ops.aten.where.self_out}
+# id(op) -> (op, its generated check or None, exempt from TensorIterator's rules, writes its first argument).
+# Every `x * 2` meets a wrapped CPU scalar here: looked up once per op (an op's hash and schema are Python code).
+_SCALAR_RULES: dict = {}
+
+
+def _scalar_rule(func) -> tuple:
+    rule = _SCALAR_RULES.get(id(func))
+    if rule is None:
+        first = func._schema.arguments[0] if func._schema.arguments else None
+        rule = (func, codegen_checked(func), func in SCALAR_READERS or func in MOVES_CPU_SCALARS,
+                first is not None and first.alias_info is not None and first.alias_info.is_write)
+        _SCALAR_RULES[id(func)] = rule
+    return rule
 
 
 #: CUDA kernels with fewer dtypes than the CPU's, whose dispatch macro then names itself: op -> (kernel

@@ -163,12 +163,12 @@ def _patch_set_data():
         grad, self.grad = self.grad, None  # a reference to self's data would stop the swap
         torch.utils.swap_tensors(self, new)
         if grad is not None:
-            set_grad(self, grad)
+            _restore_grad(self, grad)
 
     torch.Tensor.data = property(get, set_data, doc=base.__doc__)
 
 
-def set_grad(tensor, grad):
+def _restore_grad(tensor, grad):
     """Put back a .grad kept across a move of tensor's data."""
     try:
         tensor.grad = grad

@@ -38,8 +38,9 @@ def _dense_ok(query, key, value, enable_gqa) -> bool:
     return query.size(1) == key.size(1) or (enable_gqa and query.size(1) % key.size(1) == 0)
 
 
-def cuda_choice(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, enable_gqa=False) -> int:
-    """The kernel CUDA (sm90) picks for these inputs: MATH, FLASH, EFFICIENT or CUDNN."""
+def cuda_choice(query, key, value, attn_mask=None, enable_gqa=False) -> int:
+    """The kernel CUDA (sm90) picks for these inputs: MATH, FLASH, EFFICIENT or CUDNN (dropout and is_causal
+    did not change it over the recorded grid)."""
     if not _dense_ok(query, key, value, enable_gqa):
         return MATH
     head, grouped = query.size(-1), query.size(1) != key.size(1)
@@ -55,7 +56,7 @@ def cuda_choice(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=Fals
     return MATH
 
 
-def check_mask_device(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, enable_gqa=False):
+def check_mask_device(query, key, value, attn_mask=None, is_causal=False, enable_gqa=False):
     """Raise what CUDA's chosen kernel raises for a mask on another device than the inputs; else nothing
     (the math path, which the simulator runs, then checks its own ops)."""
     if not isinstance(attn_mask, torch.Tensor) or attn_mask.device == query.device or is_causal:
@@ -63,7 +64,7 @@ def check_mask_device(query, key, value, attn_mask=None, dropout_p=0.0, is_causa
     if not all(isinstance(t, torch.Tensor) and t.device == query.device and t.dtype == query.dtype
                for t in (key, value)) or not (attn_mask.dtype is torch.bool or attn_mask.is_floating_point()):
         return  # the composite's own validation speaks first
-    kernel = MASK_CHECKED_BY.get(cuda_choice(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa))
+    kernel = MASK_CHECKED_BY.get(cuda_choice(query, key, value, attn_mask, enable_gqa))
     if kernel is not None:
         op = getattr(torch.ops.aten, kernel).default
         placement.codegen_check(op, (query, key, value, attn_mask), {}, placement.codegen_checked(op))
@@ -76,7 +77,7 @@ def with_cuda_kernel_checks(fn):
     def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
                                      scale=None, enable_gqa=False):
         if isinstance(query, torch.Tensor) and query.device.type == placement.DEVICE_TYPE:
-            check_mask_device(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa)
+            check_mask_device(query, key, value, attn_mask, is_causal, enable_gqa)
         return fn(query, key, value, attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa)
 
     return scaled_dot_product_attention
