@@ -677,7 +677,8 @@ def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | 
                     _reply(stream, {"stopped": True})
                     return "stop"
                 if request.get("ping"):
-                    _reply(stream, {"digest": digest, "pid": os.getpid()})
+                    # warm: answered by the zygote itself, its warm-up done (not by its stand-in)
+                    _reply(stream, {"digest": digest, "pid": os.getpid(), "warm": until is None})
                 elif broken:
                     _reply(stream, {"error": broken})
                 elif zygote.fork:

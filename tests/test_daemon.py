@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import subprocess
@@ -37,6 +38,20 @@ def serving(where: Path) -> list[int]:
 
 def parent(pid: int) -> int:
     return int(_stat(pid)[1])
+
+
+def warm_zygotes(where: Path) -> dict[str, int] | None:
+    """The zygotes' pids by family once both have warmed up and answer themselves (not their stand-ins)."""
+    answers = {fam: daemon._talk(where, fam, {"ping": True}, timeout=5) for fam in ("real", "sim")}
+    return {fam: a["pid"] for fam, a in answers.items()} if all(a["warm"] for a in answers.values()) else None
+
+
+def children(pid: int) -> set[int]:
+    found = set()
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(OSError):
+            found |= {int(c) for c in Path(f"/proc/{pid}/task/{task}/children").read_text().split()}
+    return found
 
 
 def wait_for(condition, seconds=60.0):
@@ -111,11 +126,8 @@ def test_checks_are_graded_while_the_zygotes_warm_up_and_after(fresh):
     first = {fam: daemon._talk(fresh, fam, {"ping": True}, timeout=5)["pid"] for fam in ("real", "sim")}
     assert runner.grade(FIT, FIT.solution_file).passed  # answered by the stand-ins (or the zygotes, if ready)
 
-    def handed_back():
-        now = {fam: daemon._talk(fresh, fam, {"ping": True}, timeout=5)["pid"] for fam in ("real", "sim")}
-        return all(now[f] != first[f] for f in now) and now
-    zygotes = None
-    assert wait_for(lambda: (zygotes := handed_back()) or False, 60), "the stand-ins never handed over"
+    assert wait_for(lambda: warm_zygotes(fresh), 60), "the stand-ins never handed over"
+    assert set(warm_zygotes(fresh).values()).isdisjoint(first.values())
     assert runner.grade(FIT, FIT.solution_file).passed
     assert runner.grade(NOISE, NOISE.exercise_file).passed is False  # the shipped bug still fails
 
@@ -191,12 +203,17 @@ def test_a_check_is_graded_by_a_worker_started_before_it_and_stop_ends_the_next_
         "    f.write(f\"{os.getpid()} {open('/proc/self/stat').read().rsplit(')', 1)[1].split()[19]}\\n\")\n\n"
         + mm.solution_file.read_text())
     assert runner.grade(mm, attempt).passed
-    time.sleep(2)  # a learner reads the result and edits: the next workers get ready meanwhile
+    # A learner reads the result and edits: meanwhile the zygotes finish warming up, and each forks a ready
+    # handler with its worker (a zygote's children are the other zygote and its ready handler).
+    assert wait_for(lambda: warm_zygotes(fresh), 120), "the zygotes never finished warming up"
+    zygotes = set(warm_zygotes(fresh).values())
+    assert wait_for(lambda: all(any(children(h) for h in children(z) - zygotes) for z in zygotes), 60)
     sent = time.clock_gettime(time.CLOCK_BOOTTIME)
     record.write_text("")
     assert runner.grade(mm, attempt).passed
     starts = {line.split()[0]: _started_at(line) for line in record.read_text().splitlines()}
-    assert starts and all(start < sent - 0.05 for start in starts.values()), (sent, starts)
+    tick = 1 / os.sysconf("SC_CLK_TCK")  # a start time is rounded down to a tick
+    assert starts and all(start < sent - tick for start in starts.values()), (sent, starts)
     assert daemon.stop(fresh)
     assert wait_for(lambda: not serving(fresh), 30), "a process of the daemon (a ready handler?) kept running"
 
