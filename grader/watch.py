@@ -43,15 +43,20 @@ def _read_keys(events: queue.Queue) -> None:
     events.put(("key", "q"))
 
 
-def _watch_files(folder: Path, events: queue.Queue, stop: threading.Event) -> None:
+def _watch_files(folder: Path, events: queue.Queue, stop: threading.Event, watching: threading.Event) -> None:
     try:
         import watchfiles
 
-        for changes in watchfiles.watch(folder, stop_event=stop, debounce=300, step=50, raise_interrupt=False):
+        # An empty set every 100 ms of quiet: the first one says the watch is in place (set `watching`).
+        for changes in watchfiles.watch(folder, stop_event=stop, debounce=300, step=50, raise_interrupt=False,
+                                        rust_timeout=100, yield_on_timeout=True):
+            watching.set()
             for _, path in changes:
                 events.put(("changed", str(Path(path).resolve())))
     except Exception as exc:  # noqa: BLE001 - fall back to manual mode, saying why
         events.put(("watch-failed", f"{type(exc).__name__}: {exc}"))
+    finally:
+        watching.set()  # failed or stopped: nothing to wait for
 
 
 @contextlib.contextmanager
@@ -80,12 +85,15 @@ class Watcher:
         self.prog = Progress.load()
         self.passed = False
         self.events: queue.Queue = queue.Queue()
+        self.watching = threading.Event()
 
     def say(self, text, style: str = "") -> None:
         self.console.print(text if isinstance(text, Text) else Text(text, style=style))
 
     def footer(self) -> None:
         keys = KEYS if report.fancy(self.console) else KEYS_PLAIN
+        if not self.manual:
+            self.watching.wait(10)  # a save before the watch is in place would go unseen: say so only then
         mode = "press r to re-check" if self.manual else "watching your file: save it to re-check"
         self.say(f"[{mode}] {keys}", "dim")
 
@@ -146,8 +154,8 @@ class Watcher:
         stop = threading.Event()
         threading.Thread(target=_read_keys, args=(self.events,), daemon=True).start()
         if not self.manual:
-            threading.Thread(target=_watch_files, args=(workspace.root() / "exercises", self.events, stop),
-                             daemon=True).start()
+            threading.Thread(target=_watch_files, daemon=True,
+                             args=(workspace.root() / "exercises", self.events, stop, self.watching)).start()
         try:
             with _cbreak() if sys.stdin and sys.stdin.isatty() else contextlib.nullcontext():
                 self.check()

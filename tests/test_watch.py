@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 
 import pexpect
 import pytest
@@ -46,7 +45,6 @@ def test_watch_rechecks_on_save_and_moves_on_when_confirmed(folder):
     child.expect("Hint 2 of")
     child.send("n")  # not before it passes
     child.expect("does not pass yet: fix it first")
-    time.sleep(0.5)  # the watcher is up
     fix(folder, "masked_mean")
     child.expect("masked_mean passes on cpu, sim:0, sim:1")
     child.expect("Press n for the next exercise")
@@ -82,8 +80,7 @@ def test_manual_mode_rechecks_on_r_and_a_deleted_file_comes_back(folder):
 def test_watch_sees_a_deleted_file_restored(folder):
     child = watch(folder, "masked_mean")
     child.expect("does not pass yet")
-    child.expect("save it to re-check")
-    time.sleep(0.5)
+    child.expect("save it to re-check")  # said once the watch is in place
     saved = folder / "saved.py"
     shutil.move(exercise_file(folder, "masked_mean"), saved)
     child.expect("masked_mean.py does not exist")
