@@ -40,7 +40,7 @@ import sys
 import time
 from pathlib import Path
 
-from grader import limits
+from grader import legs, limits
 
 # Taken before any learner code can replace them.
 _exit = os._exit
@@ -179,14 +179,15 @@ def _one_cpu_thread() -> None:
 
 def _limit_host_memory(spec: str) -> None:
     """Cap the memory the learner's code may take on the host, so that a 10 GB tensor is an error it gets
-    (with PyTorch's 'can't allocate memory') instead of the machine's. Not where CUDA runs: its driver maps
-    large private regions of its own, and device memory is capped by the plugin instead."""
+    (with PyTorch's 'can't allocate memory') instead of the machine's. Where CUDA runs, its contexts are made
+    first: the driver maps large private regions of its own when it starts, which the cap must not count
+    (tools/host_cap_probe.py checked on H100s that nothing CUDA does later needs more; tools/GPU_RUNS.md)."""
     import resource
 
     import torch
 
-    if spec != "sim" and not spec.startswith("sim:") and torch.cuda.is_available():
-        return
+    if not legs.is_simulated(spec) and torch.cuda.is_available():
+        _start_gpus()  # done already in a ready worker
     with contextlib.suppress(OSError, ValueError):
         with open("/proc/self/status") as f:
             data = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmData:"))

@@ -2106,7 +2106,6 @@ def _c_cpu_setitem_device_index(dev):
     return x
 
 
-
 @case("write device values through cpu indices into a cpu tensor")
 def _c_cpu_setitem_device_values(dev):
     x = torch.zeros(4)
@@ -2119,6 +2118,501 @@ def _c_cpu_iadd_device(dev):
     x = torch.zeros(3)
     x += torch.ones(3, device=dev)
     return x
+
+
+# ---------------------------------------------------------------- everyday bugs, ninth session
+@case("DataLoader shuffle with a device Generator")
+def _c_loader_device_generator(dev):
+    loader = torch.utils.data.DataLoader(list(range(6)), batch_size=3, shuffle=True,
+                                         generator=torch.Generator(device=dev))
+    return [b.tolist() for b in loader]
+
+
+@case("random_split under set_default_device")
+def _c_random_split_default_device(dev):
+    torch.set_default_device(dev)
+    try:
+        a, b = torch.utils.data.random_split(range(6), [3, 3])
+        return [len(a), len(b)]
+    finally:
+        torch.set_default_device(None)
+
+
+@case("random_split with a device Generator")
+def _c_random_split_device_generator(dev):
+    a, b = torch.utils.data.random_split(range(6), [3, 3], generator=torch.Generator(device=dev))
+    return [len(a), len(b)]
+
+
+@case("randperm on the cpu with a device Generator")
+def _c_randperm_cpu_device_gen(dev):
+    return torch.randperm(5, generator=torch.Generator(device=dev))
+
+
+@case("randint on the device with a cpu Generator")
+def _c_randint_cpu_gen(dev):
+    return torch.randint(0, 5, (3,), device=dev, generator=torch.Generator())
+
+
+@case("multinomial of device probabilities with a cpu Generator")
+def _c_multinomial_cpu_gen(dev):
+    return torch.multinomial(torch.ones(4, device=dev), 2, generator=torch.Generator())
+
+
+@case("torch.full with a 0-dim device fill value")
+def _c_full_device_value(dev):
+    return torch.full((3,), torch.tensor(2.0, device=dev))
+
+
+@case("torch.arange up to a 0-dim device tensor")
+def _c_arange_device_end(dev):
+    return torch.arange(torch.tensor(4, device=dev))
+
+
+@case("torch.zeros of a size read from a device tensor")
+def _c_zeros_device_size(dev):
+    return torch.zeros(torch.tensor(3, device=dev))
+
+
+@case("range over a 0-dim device tensor")
+def _c_range_device(dev):
+    return list(range(torch.tensor(3, device=dev)))
+
+
+@case("numpy.mean of a list of device losses")
+def _c_np_mean_device_losses(dev):
+    import numpy as np
+
+    return float(np.mean([torch.tensor(1.0, device=dev), torch.tensor(2.0, device=dev)]))
+
+
+@case("sum of a list of device losses")
+def _c_sum_device_losses(dev):
+    return sum([torch.tensor(1.0, device=dev), torch.tensor(2.0, device=dev)])
+
+
+@case("f-string format of a device loss")
+def _c_format_device_loss(dev):
+    return f"{torch.tensor(1.23456, device=dev):.3f}"
+
+
+@case("round() of a device loss")
+def _c_round_device_loss(dev):
+    return round(torch.tensor(1.23456, device=dev), 2)
+
+
+@case("math.isnan of a device loss")
+def _c_isnan_device(dev):
+    import math
+
+    return math.isnan(torch.tensor(float("nan"), device=dev))
+
+
+@case("numpy() of a device tensor that requires grad")
+def _c_numpy_device_requires_grad(dev):
+    return torch.ones(2, device=dev, requires_grad=True).numpy()
+
+
+@case("detach().numpy() of a device tensor")
+def _c_detach_numpy_device(dev):
+    return torch.ones(2, device=dev).detach().numpy()
+
+
+@case("autograd.grad with cpu grad_outputs")
+def _c_autograd_grad_cpu_outputs(dev):
+    x = torch.ones(3, device=dev, requires_grad=True)
+    return torch.autograd.grad(x * 2, x, grad_outputs=torch.ones(3))
+
+
+@case("backward with a cpu gradient")
+def _c_backward_cpu_gradient(dev):
+    x = torch.ones(3, device=dev, requires_grad=True)
+    (x * 2).backward(torch.ones(3))
+    return x.grad
+
+
+@case("custom autograd.Function whose backward returns a cpu gradient")
+def _c_function_cpu_grad(dev):
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.cpu() * 2
+
+    x = torch.ones(3, device=dev, requires_grad=True)
+    Double.apply(x).sum().backward()
+    return x.grad
+
+
+@case("custom autograd.Function whose forward returns a cpu tensor")
+def _c_function_cpu_forward(dev):
+    class ToHost(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.cpu() * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = torch.ones(3, device=dev, requires_grad=True)
+    ToHost.apply(x).sum().backward()
+    return x.grad
+
+
+@case("quantile with a cpu q tensor")
+def _c_quantile_cpu_q(dev):
+    return torch.quantile(torch.arange(5.0, device=dev), torch.tensor([0.5]))
+
+
+@case("repeat_interleave with cpu repeats")
+def _c_repeat_interleave_cpu(dev):
+    return torch.repeat_interleave(torch.arange(3.0, device=dev), torch.tensor([1, 2, 1]))
+
+
+@case("repeat_interleave with device repeats")
+def _c_repeat_interleave_device(dev):
+    return torch.repeat_interleave(torch.arange(3.0, device=dev), torch.tensor([1, 2, 1], device=dev)).cpu()
+
+
+@case("conv2d with a cpu bias")
+def _c_conv2d_cpu_bias(dev):
+    return torch.nn.functional.conv2d(torch.ones(1, 1, 4, 4, device=dev), torch.ones(2, 1, 3, 3, device=dev),
+                                      torch.zeros(2))
+
+
+@case("group_norm with a cpu weight")
+def _c_group_norm_cpu_weight(dev):
+    return torch.nn.functional.group_norm(torch.randn(2, 4, 3, device=dev), 2, torch.ones(4), torch.zeros(4))
+
+
+@case("GroupNorm on the cpu, input on the device")
+def _c_groupnorm_module_cpu(dev):
+    return torch.nn.GroupNorm(2, 4)(torch.randn(2, 4, 3, device=dev))
+
+
+@case("instance_norm with cpu running statistics")
+def _c_instance_norm_cpu_stats(dev):
+    return torch.nn.functional.instance_norm(torch.randn(2, 3, 5, device=dev), torch.zeros(3), torch.ones(3),
+                                             use_input_stats=True)
+
+
+@case("take_along_dim with a cpu index")
+def _c_take_along_dim_cpu(dev):
+    return torch.take_along_dim(torch.arange(6.0, device=dev).view(2, 3), torch.tensor([[0], [2]]), dim=1)
+
+
+@case("gather of a cpu tensor with a device index")
+def _c_gather_cpu_self(dev):
+    return torch.gather(torch.arange(6.0).view(2, 3), 1, torch.tensor([[0], [2]], device=dev))
+
+
+@case("masked_select with a cpu mask")
+def _c_masked_select_cpu_mask(dev):
+    return torch.masked_select(torch.arange(4.0, device=dev), torch.tensor([True, False, True, False]))
+
+
+@case("put_ with a cpu index")
+def _c_put_cpu_index(dev):
+    return torch.zeros(4, device=dev).put_(torch.tensor([1, 3]), torch.ones(2, device=dev))
+
+
+@case("bernoulli with cpu probabilities into a device tensor")
+def _c_bernoulli_cpu_p(dev):
+    return torch.zeros(3, device=dev).bernoulli_(torch.full((3,), 0.5))
+
+
+@case("kl_div of device log-probabilities and a cpu target")
+def _c_kl_div_cpu_target(dev):
+    return torch.nn.functional.kl_div(torch.zeros(2, 3, device=dev), torch.full((2, 3), 1 / 3),
+                                      reduction="batchmean")
+
+
+@case("cosine_similarity of a device and a cpu tensor")
+def _c_cosine_similarity_mix(dev):
+    return torch.nn.functional.cosine_similarity(torch.ones(2, 3, device=dev), torch.ones(2, 3))
+
+
+@case("testing.assert_close of a device and a cpu tensor")
+def _c_assert_close_mix(dev):
+    torch.testing.assert_close(torch.ones(2, device=dev), torch.ones(2))
+
+
+@case("testing.assert_close with check_device=False")
+def _c_assert_close_no_device(dev):
+    torch.testing.assert_close(torch.ones(2, device=dev), torch.ones(2), check_device=False)
+    return True
+
+
+@case("isclose of a device and a cpu tensor")
+def _c_isclose_mix(dev):
+    return torch.isclose(torch.ones(2, device=dev), torch.ones(2))
+
+
+@case("CrossEntropyLoss with cpu class weights, moved with .to(device)")
+def _c_ce_module_weights_moved(dev):
+    loss = torch.nn.CrossEntropyLoss(weight=torch.tensor([1.0, 2.0])).to(dev)
+    return loss(torch.zeros(2, 2, device=dev), torch.tensor([0, 1], device=dev))
+
+
+@case("CrossEntropyLoss with cpu class weights, not moved")
+def _c_ce_module_weights_not_moved(dev):
+    loss = torch.nn.CrossEntropyLoss(weight=torch.tensor([1.0, 2.0]))
+    return loss(torch.zeros(2, 2, device=dev), torch.tensor([0, 1], device=dev))
+
+
+@case("Adam with a tensor learning rate over device parameters")
+def _c_adam_tensor_lr(dev):
+    p = torch.nn.Parameter(torch.ones(2, device=dev))
+    opt = torch.optim.Adam([p], lr=torch.tensor(0.1))
+    p.sum().backward()
+    opt.step()
+    return p
+
+
+@case("share_memory_ of a device tensor")
+def _c_share_memory_device(dev):
+    x = torch.ones(2, device=dev)
+    return [x.share_memory_() is x, x.is_shared(), x.device]
+
+
+@case("untyped_storage of a device tensor")
+def _c_storage_device(dev):
+    x = torch.ones(3, device=dev)
+    return [x.untyped_storage().device, x.untyped_storage().nbytes()]
+
+
+@case("fft of a device tensor")
+def _c_fft_device(dev):
+    return torch.fft.rfft(torch.ones(4, device=dev)).abs().cpu()
+
+
+@case("linalg.inv of a device matrix")
+def _c_inv_device(dev):
+    return torch.linalg.inv(torch.eye(2, device=dev) * 2).cpu()
+
+
+@case("one_hot of device labels without num_classes under sync debug")
+def _c_one_hot_sync(dev):
+    labels = torch.tensor([0, 2, 1], device=dev)
+    _mod(dev).set_sync_debug_mode("error")
+    try:
+        return torch.nn.functional.one_hot(labels).cpu()
+    finally:
+        _mod(dev).set_sync_debug_mode(0)
+
+
+@case("boolean mask indexing of a device tensor under sync debug")
+def _c_mask_index_sync(dev):
+    x = torch.arange(4.0, device=dev)
+    _mod(dev).set_sync_debug_mode("error")
+    try:
+        return x[x > 1].cpu()
+    finally:
+        _mod(dev).set_sync_debug_mode(0)
+
+
+@case("integer index of a device tensor under sync debug")
+def _c_int_index_sync(dev):
+    x = torch.arange(4.0, device=dev)
+    idx = torch.tensor([3, 1], device=dev)
+    _mod(dev).set_sync_debug_mode("error")
+    try:
+        y = x[idx] * 2
+    finally:
+        _mod(dev).set_sync_debug_mode(0)
+    return y.cpu()
+
+
+@case("non_blocking copy to the cpu under sync debug")
+def _c_nonblocking_d2h_sync(dev):
+    x = torch.arange(4.0, device=dev)
+    _mod(dev).set_sync_debug_mode("error")
+    try:
+        y = x.to("cpu", non_blocking=True)
+    finally:
+        _mod(dev).set_sync_debug_mode(0)
+    _mod(dev).synchronize()
+    return y
+
+
+@case("print of a device tensor under sync debug")
+def _c_print_sync(dev):
+    x = torch.arange(2.0, device=dev)
+    _mod(dev).set_sync_debug_mode("error")
+    try:
+        return repr(x)
+    finally:
+        _mod(dev).set_sync_debug_mode(0)
+
+
+@case("torch.where(condition) on the device under sync debug")
+def _c_where_one_arg_sync(dev):
+    x = torch.arange(4.0, device=dev)
+    _mod(dev).set_sync_debug_mode("error")
+    try:
+        return torch.where(x > 1)[0].cpu()
+    finally:
+        _mod(dev).set_sync_debug_mode(0)
+
+
+@case("clip_grad_norm_ under sync debug")
+def _c_clip_sync(dev):
+    model = torch.nn.Linear(3, 2).to(dev)
+    model(torch.ones(2, 3, device=dev)).sum().backward()
+    _mod(dev).set_sync_debug_mode("error")
+    try:
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    finally:
+        _mod(dev).set_sync_debug_mode(0)
+    return norm.device
+
+
+@case("Adam step under sync debug")
+def _c_adam_sync(dev):
+    model = torch.nn.Linear(3, 2).to(dev)
+    opt = torch.optim.Adam(model.parameters())
+    model(torch.ones(2, 3, device=dev)).sum().backward()
+    _mod(dev).set_sync_debug_mode("error")
+    try:
+        opt.step()
+    finally:
+        _mod(dev).set_sync_debug_mode(0)
+    return model.weight.device
+
+
+@case("cross_entropy forward and backward under sync debug")
+def _c_ce_sync(dev):
+    logits = torch.zeros(4, 3, device=dev, requires_grad=True)
+    y = torch.tensor([0, 1, 2, 1], device=dev)
+    _mod(dev).set_sync_debug_mode("error")
+    try:
+        torch.nn.functional.cross_entropy(logits, y).backward()
+    finally:
+        _mod(dev).set_sync_debug_mode(0)
+    return logits.grad.device
+
+
+@case("torch.tensor of a list onto the device under sync debug")
+def _c_tensor_list_sync(dev):
+    _mod(dev).set_sync_debug_mode("error")
+    try:
+        x = torch.tensor([1.0, 2.0], device=dev)
+    finally:
+        _mod(dev).set_sync_debug_mode(0)
+    return x.cpu()
+
+
+@case("upload of a cpu tensor under sync debug")
+def _c_upload_sync(dev):
+    x = torch.ones(3)
+    _mod(dev).set_sync_debug_mode("error")
+    try:
+        y = x.to(dev)
+    finally:
+        _mod(dev).set_sync_debug_mode(0)
+    return y.cpu()
+
+
+@case("set_default_device of the type, then set_device(1): torch.tensor and torch.ones", needs_2=True)
+def _c_default_device_type_current_1(dev):
+    torch.set_default_device(dev)
+    _mod(dev).set_device(1)
+    try:
+        return [torch.tensor([1.0]).device, torch.ones(1).device, torch.as_tensor([1.0]).device]
+    finally:
+        _mod(dev).set_device(0)
+        torch.set_default_device(None)
+
+
+@case("get_device of a tensor on :1 and on the cpu", needs_2=True)
+def _c_get_device(dev):
+    return [torch.ones(1, device=f"{dev}:1").get_device(), torch.ones(1).get_device()]
+
+
+@case("zeros_like and new_zeros of a tensor on :1", needs_2=True)
+def _c_like_on_1(dev):
+    x = torch.ones(2, device=f"{dev}:1")
+    return [torch.zeros_like(x).device, x.new_zeros(3).device, torch.randn_like(x).device]
+
+
+def _fresh_process(dev: str, body: str):
+    """Run `body` (statements using `dev`) in a new process with the device set up as here, and report each
+    step it reached: a device-side assert poisons a CUDA context for good, so it cannot run in this one. The
+    body appends to `steps`; an exception is recorded with its type and first line, and ends the body."""
+    setup = "import grader.simulated as gs; gs.install(count=2)\n" if dev == "sim" else ""
+    code = (f"import sys; sys.path.insert(0, {_ROOT!r})\n"
+            "import json, torch\n" + setup +
+            f"dev = {dev!r}\nsteps = []\n"
+            "try:\n" + "".join(f"    {line}\n" for line in body.strip().splitlines()) +
+            "except Exception as e:\n"
+            "    steps.append([type(e).__name__, str(e).strip().splitlines()[0]])\n"
+            "print(json.dumps(steps))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    lines = r.stdout.strip().splitlines()
+    if not lines:
+        raise RuntimeError(f"the process ended without a result: {r.stderr.strip().splitlines()[-1:]}")
+    return json.loads(lines[-1])
+
+
+@case("cross_entropy with a label out of range: when and how it fails")
+def _c_ce_label_out_of_range(dev):
+    return _fresh_process(dev, """
+logits = torch.zeros(2, 3, device=dev)
+loss = torch.nn.functional.cross_entropy(logits, torch.tensor([0, 5], device=dev))
+steps.append("loss computed")
+steps.append(loss.item())
+""")
+
+
+@case("embedding with an index out of range: when and how it fails")
+def _c_embedding_out_of_range(dev):
+    return _fresh_process(dev, """
+emb = torch.nn.Embedding(4, 2).to(dev)
+out = emb(torch.tensor([1, 9], device=dev))
+steps.append("looked up")
+steps.append(out.sum().item())
+""")
+
+
+@case("indexing with a device index out of range: when and how it fails")
+def _c_index_out_of_range(dev):
+    return _fresh_process(dev, """
+x = torch.arange(4.0, device=dev)
+y = x[torch.tensor([1, 7], device=dev)]
+steps.append("indexed")
+steps.append(y.sum().item())
+""")
+
+
+@case("after a device-side assert, the next operation on the device")
+def _c_after_device_assert(dev):
+    return _fresh_process(dev, """
+logits = torch.zeros(2, 3, device=dev)
+loss = torch.nn.functional.cross_entropy(logits, torch.tensor([0, 5], device=dev))
+try:
+    loss.item()
+except Exception as e:
+    steps.append(type(e).__name__)
+steps.append((torch.ones(2, device=dev) + 1).sum().item())
+""")
+
+
+@case("one_hot of a device label not below num_classes: when and how it fails")
+def _c_one_hot_out_of_range(dev):
+    return _fresh_process(dev, """
+out = torch.nn.functional.one_hot(torch.tensor([0, 3], device=dev), num_classes=3)
+steps.append("encoded")
+steps.append(out.sum().item())
+""")
+
+
+@case("cross_entropy with a label out of range, on the cpu")
+def _c_ce_label_out_of_range_cpu(dev):
+    return torch.nn.functional.cross_entropy(torch.zeros(2, 3), torch.tensor([0, 5]))
 
 
 def device_count(device_type: str) -> int:

@@ -15,15 +15,19 @@ NotImplementedError.  The simulator works around it in Python:
   CPU generator is refused with CUDA's message.  Generators come back from C++ as new Python wrappers, so
   they are recognised by their C++ address (``_cdata``).
 
-Not mirrored (see LIMITS): a sim generator given to a *CPU* op is accepted (CUDA refuses a cuda generator
-there), because CPU ops never reach the simulator.
+* a sim generator given to a random op of the CPU is refused with CUDA's message ("Expected a 'cpu' device
+  type for generator but found 'cuda'", as a DataLoader or random_split given torch.Generator(device='cuda')
+  says). CPU ops never reach the simulator, so the Python functions that take a generator check it
+  (``_CPU_RANDOM_FUNCTIONS``, ``_CPU_RANDOM_METHODS``).
 """
 
 from __future__ import annotations
 
+import functools
 import weakref
 
 import torch
+import torch.utils._device as torch_device_module
 
 from . import config
 from .placement import generator_device_error
@@ -108,8 +112,46 @@ class Generator(_CGenerator, metaclass=_GeneratorMeta):
     __doc__ = _CGenerator.__doc__
 
 
+# name -> where the generator argument is when not passed by name (None: by name only)
+_CPU_RANDOM_FUNCTIONS = {"randperm": None, "rand": None, "randn": None, "randint": None, "normal": None,
+                         "bernoulli": None, "multinomial": None, "poisson": 1}
+_CPU_RANDOM_METHODS = ("random_", "uniform_", "normal_", "bernoulli_", "exponential_", "geometric_", "cauchy_",
+                       "log_normal_", "bernoulli", "multinomial")
+
+
+def _runs_on_cpu(args, kwargs) -> bool:
+    """Whether a random op runs on the CPU: that of its first tensor argument, else (a factory) its device."""
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, torch.Tensor):
+            return a.device.type == "cpu"
+    device = kwargs.get("device") or torch_device_module.CURRENT_DEVICE
+    return device is None or torch.device(device).type == "cpu"
+
+
+def _refuses_device_generators(fn, position=None):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        g = kwargs.get("generator", args[position] if position is not None and len(args) > position else None)
+        if g is not None and _by_cdata.get(getattr(g, "_cdata", None)) is not None and _runs_on_cpu(args, kwargs):
+            raise RuntimeError(f"Expected a 'cpu' device type for generator but found '{config.DEVICE_TYPE}'")
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
 def install():
     torch.Generator = Generator
+    originals = set()
+    for name, position in _CPU_RANDOM_FUNCTIONS.items():
+        originals.add(getattr(torch, name))
+        setattr(torch, name, _refuses_device_generators(getattr(torch, name), position))
+    for name in _CPU_RANDOM_METHODS:
+        setattr(torch.Tensor, name, _refuses_device_generators(getattr(torch.Tensor, name)))
+    from torch.utils.data import dataset
+
+    dataset.randperm = torch.randperm  # random_split's own reference, taken when torch was imported
+    # torch.set_default_device fills in the device of these factories, which C++ names by the original builtins
+    torch_device_module._device_constructors().update(originals)
 
 
 # --- random-op plumbing used by the dispatcher ------------------------------------------------

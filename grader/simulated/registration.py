@@ -48,9 +48,10 @@ import warnings
 
 import torch
 import torch.nn.functional as F
+import torch.utils._device as torch_device_module
 from torch.utils._device import _device_constructors
 
-from . import accelerator, autocast, comm, config, generators, sdpa, serialization, streams
+from . import accelerator, autocast, comm, config, generators, gradients, sdpa, serialization, streams
 from .clock import clock
 from .device_module import _DeviceModule
 from .pinned import is_pinned_kernel, pin_memory_kernel
@@ -192,7 +193,9 @@ def _with_current(d):
     return d
 
 
-def _current_device_wrapper(fn, device_pos):
+def _current_device_wrapper(fn, device_pos, by_default=False):
+    """`by_default`: fn is one of the constructors torch.set_default_device fills in, which it does with the
+    index-less default ("sim") after this wrapper has run: use the current device's index here instead."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if config.CURRENT[0]:
@@ -201,6 +204,8 @@ def _current_device_wrapper(fn, device_pos):
             elif len(args) > device_pos:
                 args = list(args)
                 args[device_pos] = _with_current(args[device_pos])
+            elif by_default and torch_device_module.CURRENT_DEVICE is not None:
+                kwargs["device"] = _with_current(torch_device_module.CURRENT_DEVICE)
         return fn(*args, **kwargs)
 
     return wrapper
@@ -231,8 +236,8 @@ def _patch_current_device():
     torch.Tensor.to = _current_device_wrapper(torch.Tensor.to, 1)
     torch.Tensor.new_tensor = _new_tensor_on_self(torch.Tensor.new_tensor)
     originals = {torch.tensor, torch.as_tensor}
-    torch.tensor = _current_device_wrapper(torch.tensor, 99)
-    torch.as_tensor = _current_device_wrapper(torch.as_tensor, 2)
+    torch.tensor = _current_device_wrapper(torch.tensor, 99, by_default=True)
+    torch.as_tensor = _current_device_wrapper(torch.as_tensor, 2, by_default=True)
     # torch.set_default_device fills in the device of the functions in this set (cached at its first use),
     # which C++ names by the original builtins.
     _device_constructors().update(originals)
@@ -295,6 +300,7 @@ def register(count: int, profile: str, capacity=None) -> None:
     streams.install()
     comm.install()
     _patch_autograd()
+    gradients.install()
     _patch_module_apply()
     _patch_set_data()
     _patch_optim()

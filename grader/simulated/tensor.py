@@ -608,6 +608,14 @@ def op_fill_tensor(func, args, kwargs):
     return generic(func, args, kwargs)
 
 
+def op_bernoulli_tensor(func, args, kwargs):
+    # CUDA's kernel copies the probabilities to the device itself (bernoulli_tensor_cuda_kernel): a CPU p is fine
+    self, p = args[0], args[1]
+    if type(self) is SimTensor and isinstance(p, torch.Tensor) and p.device.type == "cpu":
+        args = (self, p.to(self.device), *args[2:])
+    return generic(func, args, kwargs)
+
+
 def op_is_pinned(func, args, kwargs):
     return False
 
@@ -672,6 +680,7 @@ SPECIAL = {
     aten.index_put.default: op_index,
     aten._index_put_impl_.default: op_index,
     aten.fill_.Tensor: op_fill_tensor,
+    aten.bernoulli_.Tensor: op_bernoulli_tensor,
     aten.is_pinned.default: op_is_pinned,
     aten._pin_memory.default: op_pin_memory,
     aten.equal.default: op_equal,
@@ -764,5 +773,10 @@ def copy_from_and_resize_kernel(self, dst):
 def local_scalar_dense_kernel(t):
     return op_local_scalar_dense(aten._local_scalar_dense.default, (t,), {})
 
+
+# Python names a tensor's type in its own messages ("type Tensor doesn't define __round__ method", "'Tensor'
+# object has no attribute ..."), and learners print type(x): a simulated tensor reads as CUDA's does.
+SimTensor.__name__ = SimTensor.__qualname__ = "Tensor"
+SimTensor.__module__ = "torch"
 
 __all__ = ["SimTensor", "allocators", "reset_allocators", "apply_pending"]
