@@ -26,7 +26,7 @@ import threading
 
 import torch
 
-from . import config
+from . import asserts, config
 from .instruments import SyncRecord
 from .instruments import note_host_read as _note_host_read
 from .instruments import note_race as _note_race
@@ -141,6 +141,8 @@ def sync(reason, idx=None):
     """Host waits for device ``idx`` (all devices when None).  Recorded once per outermost user-visible
     reason (the syncs nested inside e.g. print are folded into it)."""
     c = clock
+    if asserts.broken:
+        asserts.check(idx)  # the wait for a device is where CUDA reports what its kernels asserted
     if sync_debug_mode[0]:
         outer = getattr(_tls, "reason", None)
         if outer is None or not _tls.recorded:

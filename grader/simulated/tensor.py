@@ -23,7 +23,7 @@ import weakref
 
 import torch
 
-from . import config, generators, placement
+from . import asserts, config, generators, placement
 from .allocator import CachingAllocator
 from .clock import apply_pending, clock, copy_cost, launch, queue_h2d, reason, settle_h2d, sync
 from .config import DEVICE_TYPE, dev
@@ -205,6 +205,8 @@ class SimTensor(torch.Tensor):
     @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
         try:
+            if asserts.broken:
+                asserts.check(_device_index(args, kwargs))
             info = _INFO.get(id(func))
             if info is None:
                 info = _op_info(func)
@@ -238,6 +240,18 @@ class SimTensor(torch.Tensor):
             args = kwargs = types = a0 = a = out = None  # noqa: F841
             _clear_frames(e.__traceback__)
             raise
+
+
+def _device_index(args, kwargs):
+    """The index of the first simulated tensor among an op's arguments (None if there is none)."""
+    for a in (*args, *(kwargs or {}).values()):
+        if type(a) is SimTensor:
+            return a._idx
+        if isinstance(a, (list, tuple)):
+            for b in a:
+                if type(b) is SimTensor:
+                    return b._idx
+    return None
 
 
 def _clear_frames(tb):
@@ -433,7 +447,14 @@ def generic(func, args, kwargs, impl=None):
     if gi is not None:
         uargs, ukw = generators.fix_generator(gi, uargs, ukw, common)
 
-    out = (impl or func)(*uargs, **ukw)
+    try:
+        out = (impl or func)(*uargs, **ukw)
+    except (IndexError, RuntimeError) as exc:
+        if target is None or not asserts.is_kernel_assert(exc):
+            raise
+        out = asserts.trigger(target, exc, impl or func, uargs, ukw)  # CUDA's kernel asserts instead
+        if out is None:
+            out = uargs[0]
     ref = None
     if info[1]:
         a0 = args[0] if args else None
