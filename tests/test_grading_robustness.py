@@ -142,3 +142,27 @@ def test_a_failed_check_leaves_no_dataloader_worker_behind():
     g = runner.grade(ex, ex.exercise_file)
     assert not g.passed
     assert not [r.message for r in g.failures if "left" in r.message and "process" in r.message]
+
+
+def test_an_index_out_of_range_fails_on_every_leg_with_a_device_side_assert_on_the_device(tmp_path):
+    # As on CUDA, the simulated kernel asserts: the error comes at the next wait for the device, and the
+    # grader says what that error means; the CPU names the index.
+    f = tmp_path / "attempt.py"
+    f.write_text(textwrap.dedent("""
+        import torch
+
+
+        def masked_mean(x, lengths):
+            B, T, D = x.shape
+            positions = torch.arange(T, device=x.device)
+            mask = (positions[None, :] < lengths[:, None]).to(x.dtype).unsqueeze(-1)
+            last = x[torch.arange(B, device=x.device), lengths + T]   # past the end, always
+            return (x * mask).sum(1) / lengths[:, None].to(x.dtype) + 0 * last.sum().item()
+    """))
+    g = runner.grade(EX, f)
+    assert not g.passed and {r.leg for r in g.failures} >= {"cpu", "sim:0", "sim:1"}
+    on_sim = "\n".join(r.message for r in g.failures if r.leg.startswith("sim"))
+    assert "AcceleratorError" in on_sim and "device-side assert triggered" in on_sim
+    assert "A device-side assert: a kernel on the device found a value out of range" in on_sim
+    on_cpu = "\n".join(r.message for r in g.failures if r.leg == "cpu")
+    assert "IndexError" in on_cpu and "is out of bounds" in on_cpu

@@ -90,3 +90,15 @@ def index(device) -> int:
     if device.index is None:
         return CURRENT[0]
     return device.index
+
+
+def default_device():
+    """The device torch.set_default_device or a `with torch.device(...)` block gives factories (None: none), as
+    set, without an index filled in."""
+    from torch.overrides import _get_current_function_mode_stack
+    from torch.utils import _device
+
+    for mode in reversed(_get_current_function_mode_stack()):
+        if isinstance(mode, _device.DeviceContext):
+            return mode.device
+    return _device.CURRENT_DEVICE

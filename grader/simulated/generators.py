@@ -124,7 +124,7 @@ def _runs_on_cpu(args, kwargs) -> bool:
     for a in (*args, *kwargs.values()):
         if isinstance(a, torch.Tensor):
             return a.device.type == "cpu"
-    device = kwargs.get("device") or torch_device_module.CURRENT_DEVICE
+    device = kwargs.get("device") or config.default_device()
     return device is None or torch.device(device).type == "cpu"
 
 

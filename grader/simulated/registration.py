@@ -48,7 +48,6 @@ import warnings
 
 import torch
 import torch.nn.functional as F
-import torch.utils._device as torch_device_module
 from torch.utils._device import _device_constructors
 
 from . import accelerator, autocast, comm, config, generators, gradients, sdpa, serialization, streams
@@ -204,8 +203,8 @@ def _current_device_wrapper(fn, device_pos, by_default=False):
             elif len(args) > device_pos:
                 args = list(args)
                 args[device_pos] = _with_current(args[device_pos])
-            elif by_default and torch_device_module.CURRENT_DEVICE is not None:
-                kwargs["device"] = _with_current(torch_device_module.CURRENT_DEVICE)
+            elif by_default and (default := config.default_device()) is not None:
+                kwargs["device"] = _with_current(default)
         return fn(*args, **kwargs)
 
     return wrapper
