@@ -59,6 +59,7 @@ from .tensor import (
     copy_from_and_resize_kernel,
     copy_from_kernel,
     empty_memory_format,
+    efficientzerotensor,
     empty_strided,
     local_scalar_dense_kernel,
     reset_allocators,
@@ -283,6 +284,7 @@ def register(count: int, profile: str, capacity=None) -> None:
     lib = torch.library.Library("aten", "IMPL")
     lib.impl("empty.memory_format", empty_memory_format, "PrivateUse1")
     lib.impl("empty_strided", empty_strided, "PrivateUse1")
+    lib.impl("_efficientzerotensor", efficientzerotensor, "PrivateUse1")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         lib.impl("is_pinned", is_pinned_kernel, "CPU")

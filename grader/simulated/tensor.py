@@ -83,6 +83,10 @@ class SimTensor(torch.Tensor):
         )
         r._data = data
         r._idx = idx
+        if data.is_conj():  # a conjugate or negative view (x.conj()): the wrapper is one too, as C++ decides by it
+            torch._C._set_conj(r, True)
+        if data.is_neg():
+            torch._C._set_neg(r, True)
         if ref is not None:  # a view of a tensor of this device: same storage, same block
             r._mem = ref
             return r
@@ -773,6 +777,11 @@ def empty_memory_format(size, *, dtype=None, layout=None, device=None, pin_memor
     block = _reserve(idx, size, dtype)
     data = torch.empty(size, dtype=dtype, memory_format=memory_format or torch.contiguous_format)
     return SimTensor(data, idx, block)
+
+
+def efficientzerotensor(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    # Autograd's zero gradients (sgn, ...): CUDA's takes no device memory (ZeroTensorAllocator), so no block here
+    return SimTensor(torch.zeros(size, dtype=dtype), _factory_idx(device), None)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
