@@ -17,6 +17,7 @@ exist.  The committed real-GPU table is ``grader/simulated/fidelity_cuda.json``;
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -323,6 +324,16 @@ def _c_item_multi(dev):
 # ---------------------------------------------------------------- torch.accelerator, streams, events (issue 11)
 def _mod(dev):
     return getattr(torch, dev)
+
+
+@contextlib.contextmanager
+def _sync_errors(dev):
+    """Inside, an operation that makes the host wait for the device raises (set_sync_debug_mode("error"))."""
+    _mod(dev).set_sync_debug_mode("error")
+    try:
+        yield
+    finally:
+        _mod(dev).set_sync_debug_mode(0)
 
 
 @case("torch.accelerator.synchronize")
@@ -2398,43 +2409,31 @@ def _c_inv_device(dev):
 @case("one_hot of device labels without num_classes under sync debug")
 def _c_one_hot_sync(dev):
     labels = torch.tensor([0, 2, 1], device=dev)
-    _mod(dev).set_sync_debug_mode("error")
-    try:
+    with _sync_errors(dev):
         return torch.nn.functional.one_hot(labels).cpu()
-    finally:
-        _mod(dev).set_sync_debug_mode(0)
 
 
 @case("boolean mask indexing of a device tensor under sync debug")
 def _c_mask_index_sync(dev):
     x = torch.arange(4.0, device=dev)
-    _mod(dev).set_sync_debug_mode("error")
-    try:
+    with _sync_errors(dev):
         return x[x > 1].cpu()
-    finally:
-        _mod(dev).set_sync_debug_mode(0)
 
 
 @case("integer index of a device tensor under sync debug")
 def _c_int_index_sync(dev):
     x = torch.arange(4.0, device=dev)
     idx = torch.tensor([3, 1], device=dev)
-    _mod(dev).set_sync_debug_mode("error")
-    try:
+    with _sync_errors(dev):
         y = x[idx] * 2
-    finally:
-        _mod(dev).set_sync_debug_mode(0)
     return y.cpu()
 
 
 @case("non_blocking copy to the cpu under sync debug")
 def _c_nonblocking_d2h_sync(dev):
     x = torch.arange(4.0, device=dev)
-    _mod(dev).set_sync_debug_mode("error")
-    try:
+    with _sync_errors(dev):
         y = x.to("cpu", non_blocking=True)
-    finally:
-        _mod(dev).set_sync_debug_mode(0)
     _mod(dev).synchronize()
     return y
 
@@ -2442,32 +2441,23 @@ def _c_nonblocking_d2h_sync(dev):
 @case("print of a device tensor under sync debug")
 def _c_print_sync(dev):
     x = torch.arange(2.0, device=dev)
-    _mod(dev).set_sync_debug_mode("error")
-    try:
+    with _sync_errors(dev):
         return repr(x)
-    finally:
-        _mod(dev).set_sync_debug_mode(0)
 
 
 @case("torch.where(condition) on the device under sync debug")
 def _c_where_one_arg_sync(dev):
     x = torch.arange(4.0, device=dev)
-    _mod(dev).set_sync_debug_mode("error")
-    try:
+    with _sync_errors(dev):
         return torch.where(x > 1)[0].cpu()
-    finally:
-        _mod(dev).set_sync_debug_mode(0)
 
 
 @case("clip_grad_norm_ under sync debug")
 def _c_clip_sync(dev):
     model = torch.nn.Linear(3, 2).to(dev)
     model(torch.ones(2, 3, device=dev)).sum().backward()
-    _mod(dev).set_sync_debug_mode("error")
-    try:
+    with _sync_errors(dev):
         norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    finally:
-        _mod(dev).set_sync_debug_mode(0)
     return norm.device
 
 
@@ -2476,11 +2466,8 @@ def _c_adam_sync(dev):
     model = torch.nn.Linear(3, 2).to(dev)
     opt = torch.optim.Adam(model.parameters())
     model(torch.ones(2, 3, device=dev)).sum().backward()
-    _mod(dev).set_sync_debug_mode("error")
-    try:
+    with _sync_errors(dev):
         opt.step()
-    finally:
-        _mod(dev).set_sync_debug_mode(0)
     return model.weight.device
 
 
@@ -2488,32 +2475,23 @@ def _c_adam_sync(dev):
 def _c_ce_sync(dev):
     logits = torch.zeros(4, 3, device=dev, requires_grad=True)
     y = torch.tensor([0, 1, 2, 1], device=dev)
-    _mod(dev).set_sync_debug_mode("error")
-    try:
+    with _sync_errors(dev):
         torch.nn.functional.cross_entropy(logits, y).backward()
-    finally:
-        _mod(dev).set_sync_debug_mode(0)
     return logits.grad.device
 
 
 @case("torch.tensor of a list onto the device under sync debug")
 def _c_tensor_list_sync(dev):
-    _mod(dev).set_sync_debug_mode("error")
-    try:
+    with _sync_errors(dev):
         x = torch.tensor([1.0, 2.0], device=dev)
-    finally:
-        _mod(dev).set_sync_debug_mode(0)
     return x.cpu()
 
 
 @case("upload of a cpu tensor under sync debug")
 def _c_upload_sync(dev):
     x = torch.ones(3)
-    _mod(dev).set_sync_debug_mode("error")
-    try:
+    with _sync_errors(dev):
         y = x.to(dev)
-    finally:
-        _mod(dev).set_sync_debug_mode(0)
     return y.cpu()
 
 
