@@ -27,7 +27,7 @@ import functools
 import weakref
 
 import torch
-import torch.utils._device as torch_device_module
+from torch.utils._device import _device_constructors
 
 from . import config
 from .placement import generator_device_error
@@ -151,7 +151,7 @@ def install():
 
     dataset.randperm = torch.randperm  # random_split's own reference, taken when torch was imported
     # torch.set_default_device fills in the device of these factories, which C++ names by the original builtins
-    torch_device_module._device_constructors().update(originals)
+    _device_constructors().update(originals)
 
 
 # --- random-op plumbing used by the dispatcher ------------------------------------------------
