@@ -774,21 +774,15 @@ def _c_weights_only(dev):
 @case("set_sync_debug_mode error on item")
 def _c_sync_debug(dev):
     x = torch.ones(3, device=dev)
-    _mod(dev).set_sync_debug_mode("error")
-    try:
+    with _sync_errors(dev):
         return x.sum().item()
-    finally:
-        _mod(dev).set_sync_debug_mode(0)
 
 
 @case("set_sync_debug_mode error ignores explicit synchronize")
 def _c_sync_debug_explicit(dev):
-    _mod(dev).set_sync_debug_mode("error")
-    try:
+    with _sync_errors(dev):
         _mod(dev).synchronize()
         return _mod(dev).get_sync_debug_mode()
-    finally:
-        _mod(dev).set_sync_debug_mode(0)
 
 
 @case("nonzero on device")

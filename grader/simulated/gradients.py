@@ -27,15 +27,16 @@ def _is_sim(device: torch.device) -> bool:
     return device.type == config.DEVICE_TYPE
 
 
-def _checked(grad, expected: torch.device, describe) -> torch.Tensor:
-    """The gradient as the engine passes it on: moved when 0-dim, else refused on another device."""
+def _checked(grad, expected: torch.device, index: int, prefix: str = "") -> torch.Tensor:
+    """The gradient as the engine passes it on: moved when 0-dim, else refused on another device. `prefix` begins
+    the message ("Function XBackward returned an " for a custom Function)."""
     if not isinstance(grad, torch.Tensor) or grad.device == expected:
         return grad
     if not (_is_sim(grad.device) or _is_sim(expected)):
         return grad  # the engine itself checks what involves no simulated tensor
     if grad.dim() == 0:
         return grad.to(expected)
-    raise RuntimeError(describe(f"invalid gradient at index {{}} - expected device {expected} but got {grad.device}"))
+    raise RuntimeError(f"{prefix}invalid gradient at index {index} - expected device {expected} but got {grad.device}")
 
 
 def _roots_checked(run, outputs_arg: str, grads_arg: str, grads_pos: int):
@@ -46,15 +47,13 @@ def _roots_checked(run, outputs_arg: str, grads_arg: str, grads_pos: int):
         outputs = kwargs.get(outputs_arg, args[0] if args else None)
         grads = kwargs.get(grads_arg, args[grads_pos] if len(args) > grads_pos else None)
         if grads is not None and outputs is not None:
-            single = isinstance(outputs, torch.Tensor)
-            outs = (outputs,) if single else tuple(outputs)
+            outs = (outputs,) if isinstance(outputs, torch.Tensor) else tuple(outputs)
             given = (grads,) if isinstance(grads, torch.Tensor) else tuple(grads)
             if len(given) == len(outs) and any(isinstance(g, torch.Tensor) and isinstance(o, torch.Tensor)
                                                and g.device != o.device for g, o in zip(given, outs)):
-                fixed = [g if not (isinstance(g, torch.Tensor) and isinstance(o, torch.Tensor)
-                                   and g.shape == o.shape)  # a shape mismatch is PyTorch's to report
-                         else _checked(g, o.device, lambda text, i=i: text.format(i))
-                         for i, (g, o) in enumerate(zip(given, outs))]
+                # a shape mismatch is PyTorch's to report
+                fixed = [_checked(g, o.device, i) if isinstance(o, torch.Tensor) and isinstance(g, torch.Tensor)
+                         and g.shape == o.shape else g for i, (g, o) in enumerate(zip(given, outs))]
                 fixed = fixed[0] if isinstance(grads, torch.Tensor) else type(grads)(fixed)
                 if grads_arg in kwargs:
                     kwargs[grads_arg] = fixed
@@ -78,13 +77,12 @@ def _function_backward_checked(apply):
         positions = _tensor_positions(given, len(edges))
         if positions is None:
             return grads
+        prefix = f"Function {type(self).__name__} returned an "
         fixed = list(given)
         for i, (at, (node, nr)) in enumerate(zip(positions, edges)):
             meta = getattr(node, "_input_metadata", None) if node is not None else None
             if isinstance(given[at], torch.Tensor) and meta is not None and nr < len(meta):
-                name = type(self).__name__
-                fixed[at] = _checked(given[at], meta[nr].device,
-                                     lambda text, i=i, name=name: f"Function {name} returned an " + text.format(i))
+                fixed[at] = _checked(given[at], meta[nr].device, i, prefix)
         return fixed[0] if single else tuple(fixed)
 
     return wrapper
