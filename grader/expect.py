@@ -71,8 +71,9 @@ def running(what: str, submission: Submission, explain_device_error: str | None 
             message += f"\n{explain_device_error}"
         if "device-side assert triggered" in str(exc):
             message += ("\nA device-side assert: a kernel on the device found a value out of range (a class label "
-                        "not below the number of classes, an index past the end of an embedding or a tensor). The "
-                        "device reports it at the next point where Python waits for it, so the line above may not "
+                        "not below the number of classes, an index past the end of an embedding or a tensor, a "
+                        "probability below 0 or above 1). The device may report it only at the next point where "
+                        "Python waits for it, so the line above may not "
                         "be the one at fault, and every later operation on that device fails the same way. The "
                         "cpu leg's error names the value.")
         if is_out_of_memory(exc):

@@ -23,12 +23,14 @@ export PYTHONPATH=$PWD NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVS
 ngpu=$(python3 -c 'import torch; print(torch.cuda.device_count())')
 { nvidia-smi; python3 -c 'import torch, sys; print("torch", torch.__version__, "cuda", torch.version.cuda, "python", sys.version)'; date -u; } > "$out/machine.txt" 2>&1
 
-if want fidelity; then
+if want fidelity; then  # beside the verdicts: their processes use few of the machine's cores and little GPU
+  {
   python3 -m grader.simulated.fidelity --device cuda --out "$out/fidelity_cuda.json" > "$out/fidelity.log" 2>&1
   python3 -m grader.simulated.fidelity --markdown-from "$out/fidelity_cuda.json" > "$out/fidelity_cuda.md" 2>>"$out/fidelity.log"
   if [ "$ngpu" -gt 1 ]; then
     CUDA_VISIBLE_DEVICES=0 python3 -m grader.simulated.fidelity --device cuda --out "$out/fidelity_cuda_1gpu.json" >> "$out/fidelity.log" 2>&1
   fi
+  } &
 fi
 if want verdicts; then
   python3 tools/verdicts.py --jobs 6 --out "$out/${ngpu}gpu.json" --markdown "$out/${ngpu}gpu.md" > "$out/verdicts.log" 2>&1
@@ -36,6 +38,7 @@ if want verdicts; then
     CUDA_VISIBLE_DEVICES=0 python3 tools/verdicts.py --jobs 6 --out "$out/1gpu.json" --markdown "$out/1gpu.md" >> "$out/verdicts.log" 2>&1
   fi
 fi
+wait
 if want course; then
   python3 -m pytest tests/test_course.py tests/test_instruments.py "tests/test_integrity.py::test_one_submission_graded_twenty_times_gives_one_verdict" -q -p no:cacheprovider -o addopts= \
     > "$out/course_on_gpu.log" 2>&1

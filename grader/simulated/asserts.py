@@ -6,7 +6,10 @@ returns as if nothing happened, and the error comes at the next point where the 
 (`.item()`, a copy to the CPU, a print), as `torch.AcceleratorError: CUDA error: device-side assert
 triggered`. The device's context is then broken for good: every later operation on it fails the same way,
 and only a new process can use it again. Recorded on 2 x H100 (tools/GPU_RUNS.md) for cross_entropy,
-Embedding and indexing: each returned, and the error came at `.item()` and at every operation after it.
+nll_loss, Embedding, embedding_bag, indexing, gather, scatter_, index_select, index_add_ and take: each
+returned, and the error came at `.item()` and at every operation after it. binary_cross_entropy (an input
+outside [0, 1]) and multinomial (a negative probability, a row of zeros) raised the same error from the
+operation itself.
 
 The simulator runs the CPU's kernels, so it sees the CPU's IndexError (`KERNEL_ASSERTS` says which errors
 are such checks of data). It then does as CUDA does: the operation returns a result of the right shape
@@ -24,18 +27,31 @@ import torch
 
 from . import config
 
-# Errors of the CPU's kernels that are checks of the data, where CUDA's kernels assert instead.
+# Errors of the CPU's kernels that are checks of the data, where CUDA's kernels assert instead. Each was
+# recorded on CUDA (grader/simulated/fidelity_cuda.json, "... when and how it fails").
 KERNEL_ASSERTS = re.compile(
     r"^(Target -?\d+ is out of bounds\.|index out of range in self|"
-    r"index -?\d+ is out of bounds for dimension \d+ with size \d+)$")
+    r"index -?\d+ is out of bounds for dimension \d+ with size \d+|"
+    r"out of range: tried to access index -?\d+ on a tensor of \d+ elements\.|"
+    r"Index \d+ of input takes value -?\d+ which is not in the valid range \[0, \d+\)|"
+    + "|".join(re.escape(m) for m in ("all elements of input should be between 0 and 1",
+                                      "probability tensor contains either `inf`, `nan` or element < 0",
+                                      "invalid multinomial distribution (sum of probabilities <= 0)")) + ")$")
+# Of those, the asserts that CUDA reported within the operation itself (binary_cross_entropy, multinomial):
+# the operation launches more kernels after the one that asserted, and a launch reports the failure of a
+# kernel that has finished. The others surfaced at the next wait.
+REPORTED_BY_THE_OPERATION = re.compile(
+    r"^(all elements of input should be between 0 and 1|probability tensor contains|invalid multinomial)")
 
 broken: set[int] = set()  # indices of the simulated devices whose context an assert has broken
 
 
 def message() -> str:
-    # The first line is what CUDA printed on the H100s; the rest is the text c10's CUDA check adds to it.
+    # CUDA's text as recorded on the H100s, device names aside (the link is CUDA's own documentation).
     kind = config.DEVICE_TYPE.upper()
     return (f"{kind} error: device-side assert triggered\n"
+            "Search for `cudaErrorAssert' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html "
+            "for more information.\n"
             f"{kind} kernel errors might be asynchronously reported at some other API call, so the stacktrace "
             "below might be incorrect.\n"
             f"For debugging consider passing {kind}_LAUNCH_BLOCKING=1\n"
@@ -57,6 +73,8 @@ def trigger(idx: int, exc: BaseException, func, uargs, ukw):
     CPU; None for an in-place op, whose first argument is its result)."""
     broken.add(idx)
     print(f"{config.dev(idx)}: device-side assertion failed in {func.__name__}: {exc}", file=sys.stderr)
+    if REPORTED_BY_THE_OPERATION.match(exc.args[0]):
+        raise error() from None
     if func._schema.arguments and func._schema.arguments[0].alias_info is not None \
             and func._schema.arguments[0].alias_info.is_write:
         return None

@@ -2573,6 +2573,63 @@ steps.append((torch.ones(2, device=dev) + 1).sum().item())
 """)
 
 
+@case("device-side assert: every line of the error at the next wait")
+def _c_device_assert_whole_message(dev):
+    return _fresh_process(dev, """
+loss = torch.nn.functional.cross_entropy(torch.zeros(2, 3, device=dev), torch.tensor([0, 5], device=dev))
+try:
+    loss.item()
+except Exception as e:
+    steps.append([type(e).__module__, type(e).__name__, *str(e).strip().splitlines()])
+""")
+
+
+# Kernels that check their data: on the CPU the operation raises; on CUDA it may assert on the device (the
+# error comes at the next wait), check on the host (it raises at once), or not check at all. Each statement
+# makes `y`; the case then records whether the operation returned, and what the next wait gives.
+_DATA_CHECKS = {
+    "gather with an index out of range":
+        "y = torch.gather(torch.zeros(2, 3, device=dev), 1, torch.tensor([[0], [5]], device=dev))",
+    "scatter_ with an index out of range":
+        "y = torch.zeros(2, 3, device=dev).scatter_(1, torch.tensor([[0], [5]], device=dev), 1.0)",
+    "index_select with an index out of range":
+        "y = torch.zeros(4, device=dev).index_select(0, torch.tensor([1, 9], device=dev))",
+    "index_add_ with an index out of range":
+        "y = torch.zeros(4, device=dev).index_add_(0, torch.tensor([1, 9], device=dev), torch.ones(2, device=dev))",
+    "take with an index out of range":
+        "y = torch.take(torch.zeros(4, device=dev), torch.tensor([1, 9], device=dev))",
+    "assigning through an index out of range":
+        "y = torch.zeros(4, device=dev)\ny[torch.tensor([1, 9], device=dev)] = 1.0",
+    "nll_loss with a label out of range":
+        "y = torch.nn.functional.nll_loss(torch.zeros(2, 3, device=dev), torch.tensor([0, 3], device=dev))",
+    "cross_entropy with a label of -1 (not the ignore_index)":
+        "y = torch.nn.functional.cross_entropy(torch.zeros(2, 3, device=dev), torch.tensor([0, -1], device=dev))",
+    "embedding_bag with an index out of range":
+        "y = torch.nn.functional.embedding_bag(torch.tensor([[1, 9]], device=dev), torch.zeros(4, 2, device=dev))",
+    "binary_cross_entropy of an input above 1":
+        "y = torch.nn.functional.binary_cross_entropy(torch.tensor([0.5, 1.5], device=dev), torch.ones(2, device=dev))",
+    "multinomial of a negative probability":
+        "y = torch.multinomial(torch.tensor([0.5, -0.1, 0.6], device=dev), 1)",
+    "multinomial of a row of zeros":
+        "y = torch.multinomial(torch.zeros(2, 3, device=dev), 1)",
+    "bincount of a negative value":
+        "y = torch.bincount(torch.tensor([1, -2], device=dev))",
+}
+
+
+def _data_check_case(statement: str):
+    def run(dev):
+        return _fresh_process(dev, statement + """
+steps.append("returned")
+steps.append(float(y.float().sum().item()))
+""")
+    return run
+
+
+for _name, _statement in _DATA_CHECKS.items():
+    case(f"{_name}: when and how it fails")(_data_check_case(_statement))
+
+
 @case("cross_entropy with a label out of range, on the cpu")
 def _c_ce_label_out_of_range_cpu(dev):
     return torch.nn.functional.cross_entropy(torch.zeros(2, 3), torch.tensor([0, 5]))

@@ -88,6 +88,19 @@ def test_only_data_checks_count_as_kernel_asserts():
     assert asserts.is_kernel_assert(RuntimeError("index 3 is out of bounds for dimension 1 with size 3"))
     assert not asserts.is_kernel_assert(RuntimeError("Expected all tensors to be on the same device, but ..."))
     assert not asserts.is_kernel_assert(IndexError("too many indices for tensor of dimension 1"))
+    for text in ("out of range: tried to access index 9 on a tensor of 4 elements.",
+                 "Index 1 of input takes value 9 which is not in the valid range [0, 4)",
+                 "all elements of input should be between 0 and 1",
+                 "invalid multinomial distribution (sum of probabilities <= 0)"):
+        assert asserts.is_kernel_assert(RuntimeError(text)), text
+    assert not asserts.is_kernel_assert(RuntimeError("bincount only supports 1-d non-negative integral inputs."))
+
+
+def test_binary_cross_entropy_and_multinomial_report_their_assert_at_once_as_cuda_did():
+    """The other kernel asserts surface at the next wait (fidelity cases "... when and how it fails")."""
+    assert asserts.REPORTED_BY_THE_OPERATION.match("all elements of input should be between 0 and 1")
+    assert asserts.REPORTED_BY_THE_OPERATION.match("probability tensor contains either `inf`, `nan` or element < 0")
+    assert not asserts.REPORTED_BY_THE_OPERATION.match("Target 5 is out of bounds.")
 
 
 def test_the_default_device_of_the_type_follows_the_current_device():
