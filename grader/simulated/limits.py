@@ -28,12 +28,6 @@ LIMITS: dict[str, Limit] = {
             "which raises ('implement `getNewGenerator` ... for PrivateUse1').",
         repro="import torch, grader.simulated as gs; gs.install(); torch._C.Generator(device='sim')",
     ),
-    "device_generator_on_cpu_op": Limit(
-        what="a sim generator passed to a CPU op is accepted; CUDA raises \"Expected a 'cpu' device type for "
-             "generator but found 'cuda'\".",
-        why="a SimGenerator is a CPU generator underneath, and CPU ops never reach the simulator's Python code.",
-        repro="g = torch.Generator(device='sim'); torch.randn(3, generator=g)  # CUDA: RuntimeError",
-    ),
     "device_count_of_guard": Limit(
         what="the C++ device guard of the Python backend reports 1 device and device 0 as current; the simulator "
              "keeps its own current device (torch.sim.current_device) and runs backward without per-device "
@@ -85,12 +79,13 @@ LIMITS: dict[str, Limit] = {
               "torch.sim.synchronize()  # rec.races == 1, y computed from ones",
     ),
     "sparse_layouts": Limit(
-        what="sparse tensors (torch.sparse_coo_tensor(..., device='sim'), x.to_sparse()) cannot be made on the "
-             "simulated device; CUDA has them.",
-        why="a device tensor here wraps strided CPU data (a wrapper subclass made by "
-            "torch.Tensor._make_wrapper_subclass); a sparse tensor has no strided storage to wrap ('Cannot access "
-            "storage of SparseTensorImpl').",
-        repro="torch.randn(3, 3, device='sim').to_sparse()",
+        what="compressed sparse tensors (x.to_sparse_csr(), to_sparse_csc(), to_sparse_bsr(), to_sparse_bsc()) "
+             "cannot be made on the simulated device; CUDA has them. Sparse COO tensors (torch.sparse_coo_tensor, "
+             "x.to_sparse()) work.",
+        why="a device tensor here is a wrapper subclass (torch.Tensor._make_wrapper_subclass), which PyTorch "
+            "makes with a strided or COO layout only ('layout_impl is only implemented for TensorImpl "
+            "subclasses').",
+        repro="torch.randn(3, 3, device='sim').to_sparse_csr()",
     ),
     "attention_runs_math": Limit(
         what="scaled_dot_product_attention always runs the math composite: memory counters include the "
@@ -107,7 +102,7 @@ _PATTERNS = [
     (re.compile(r"device type at start of device string: sim"), "load_without_grader"),
     (re.compile(r"Backend doesn't support"), "device_count_of_guard"),
     (re.compile(r"device_ready_queues_"), "device_count_of_guard"),
-    (re.compile(r"storage of SparseTensorImpl"), "sparse_layouts"),
+    (re.compile(r"has sparse COO tensors only"), "sparse_layouts"),
 ]
 
 

@@ -91,7 +91,8 @@ def codegen_check(func, args, kwargs, checked) -> None:
     _same_device_as_first([(name, values.get(name)) for name in names], suffix)
 
 
-def _same_device_as_first(named, suffix) -> None:
+def _same_device_as_first(named, suffix, key=None) -> None:
+    """`key`: the dispatch key in the wrapper's name (CUDA's, by default)."""
     common = None
     for argname, value in named:
         for a in value if isinstance(value, (list, tuple)) else (value,):
@@ -104,8 +105,44 @@ def _same_device_as_first(named, suffix) -> None:
                 raise RuntimeError(
                     "Expected all tensors to be on the same device, but got "
                     f"{argname} is on {d}, different from other tensors on {common} "
-                    f"(when checking argument in method wrapper_{DEVICE_TYPE.upper()}_{suffix})"
+                    f"(when checking argument in method wrapper_{key or DEVICE_TYPE.upper()}_{suffix})"
                 )
+
+
+# An op that meets a sparse COO tensor, on any device, dispatches to CUDA's sparse kernels (key SparseCUDA),
+# whose generated checks name that key. op -> the tensor arguments checked (recorded: the fidelity suite's
+# sparse cases; _sparse_addmm is torch.sparse.mm's composite, which runs addmm).
+SPARSE_CODEGEN = {"mm": ("mm", ("self", "mat2")), "addmm": ("addmm", ("self", "mat1", "mat2")),
+                  "_sparse_addmm": ("addmm", ("self", "mat1", "mat2")),
+                  "_sparse_coo_tensor_with_dims_and_tensors": ("_sparse_coo_tensor_with_dims_and_tensors",
+                                                               ("indices", "values"))}
+SPARSE_ADDS = {"add", "add_"}
+
+
+def _is_sparse(a) -> bool:
+    return isinstance(a, torch.Tensor) and a.layout is torch.sparse_coo
+
+
+def sparse_check(func, name, args, kwargs) -> None:
+    """CUDA's checks where a mix of devices meets its sparse kernels."""
+    if name in SPARSE_CODEGEN and (name.startswith("_sparse_coo") or any(map(_is_sparse, args))):
+        wrapper, names = SPARSE_CODEGEN[name]
+        values = _argument_values(func, args, kwargs)
+        _same_device_as_first([(n, values.get(n)) for n in names], f"_{wrapper}", key=f"Sparse{DEVICE_TYPE.upper()}")
+    if name in SPARSE_ADDS and len(args) > 1 and (_is_sparse(args[0]) or _is_sparse(args[1])):
+        # add_out_sparse_cuda, and add_out_dense_sparse_cuda for a dense self (read in PyTorch's source; the
+        # sparse + sparse case recorded)
+        kind = DEVICE_TYPE.upper()
+        self, other = args[0], args[1]
+        if _is_sparse(self):
+            if not _is_sparse(other):
+                raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+            for argname, t in (("self", self), ("other", other)):
+                if t.device.type == "cpu":
+                    raise RuntimeError(f"add: expected '{argname}' to be {kind}, but got CPU")
+        for argname, t in (("self", self), ("other", other)):
+            if t.device.type == "cpu":
+                raise RuntimeError(f"add: expected '{argname}' to be a {kind} tensor, but got a CPU tensor")
 
 
 def mv_check(args) -> None:
@@ -206,6 +243,7 @@ BATCH_NORMS = {"native_batch_norm", "_native_batch_norm_legit", "_native_batch_n
 def check_mixed(func, name, args, kwargs, common_dev, bad_dev) -> None:
     """Raise CUDA's error for an op that met tensors of two devices (``bad_dev``) or a non-scalar CPU
     tensor (``bad_dev`` None)."""
+    sparse_check(func, name, args, kwargs)
     if name in BATCH_NORMS and _cudnn_batch_norm_picked(values := _argument_values(func, args, kwargs)):
         _check_as(torch.ops.aten.cudnn_batch_norm.default, values)
     if name == "stack":  # CUDA's stack is its cat kernel, writing into the stacked shape

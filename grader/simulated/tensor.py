@@ -24,6 +24,7 @@ import weakref
 import torch
 
 from . import asserts, config, generators, placement
+from . import limits as _limits
 from .allocator import CachingAllocator
 from .clock import apply_pending, clock, copy_cost, launch, queue_h2d, reason, settle_h2d, sync
 from .config import DEVICE_TYPE, dev
@@ -64,6 +65,39 @@ _live: "weakref.WeakValueDictionary[int, _StorageRef]" = weakref.WeakValueDictio
 _make_wrapper = torch.Tensor._make_wrapper_subclass
 
 
+def _storage_ref(data, idx, block=False) -> "_StorageRef":
+    """The allocator's record of `data`'s storage on device `idx`: the one its other views share, else a new
+    block (`block`, when the caller reserved it already)."""
+    st = data.untyped_storage()
+    key = st.data_ptr()
+    ref = _live.get(key)
+    if ref is None or ref.idx != idx:
+        if block is False:
+            if config.PROFILE == "mps" and data.dtype is torch.float64:
+                raise TypeError(config.MPS_DOUBLE_MSG)
+            block = allocators[idx].alloc(st.nbytes())
+        ref = _StorageRef(key, block, idx)
+        if key:
+            _live[key] = ref
+    elif block is not False:
+        allocators[idx].release(block)
+    return ref
+
+
+def _new_sparse(cls, data, idx):
+    """A sparse COO tensor of the device: a wrapper of that layout (no strides, no storage of its own) whose
+    indices and values each hold a block of the device's memory, as CUDA allocates them."""
+    if data.layout is not torch.sparse_coo:
+        raise NotImplementedError(
+            f"the simulated device has sparse COO tensors only, not {str(data.layout).replace('torch.', '')}: "
+            + _limits.LIMITS["sparse_layouts"].what)
+    r = _make_wrapper(cls, data.size(), dtype=data.dtype, layout=data.layout, device=dev(idx), requires_grad=False)
+    r._data = data
+    r._idx = idx
+    r._mem = (_storage_ref(data._indices(), idx), _storage_ref(data._values(), idx))
+    return r
+
+
 class SimTensor(torch.Tensor):
     """A tensor on the simulated device; real data in ``self._data`` (CPU)."""
 
@@ -71,6 +105,8 @@ class SimTensor(torch.Tensor):
 
     @staticmethod
     def __new__(cls, data, idx, block=False, ref=None):
+        if data.layout is not torch.strided:
+            return _new_sparse(cls, data, idx)
         r = _make_wrapper(
             cls,
             data.size(),
@@ -87,23 +123,10 @@ class SimTensor(torch.Tensor):
             torch._C._set_conj(r, True)
         if data.is_neg():
             torch._C._set_neg(r, True)
-        if ref is not None:  # a view of a tensor of this device: same storage, same block
+        if ref is not None and type(ref) is _StorageRef:  # a view of a tensor of this device: same storage, block
             r._mem = ref
             return r
-        st = data.untyped_storage()
-        key = st.data_ptr()
-        ref = _live.get(key)
-        if ref is None or ref.idx != idx:
-            if block is False:
-                if config.PROFILE == "mps" and data.dtype is torch.float64:
-                    raise TypeError(config.MPS_DOUBLE_MSG)
-                block = allocators[idx].alloc(st.nbytes())
-            ref = _StorageRef(key, block, idx)
-            if key:
-                _live[key] = ref
-        elif block is not False:
-            allocators[idx].release(block)
-        r._mem = ref
+        r._mem = _storage_ref(data, idx, block)
         return r
 
     def __init__(self, data, idx, block=False, ref=None):
@@ -292,6 +315,8 @@ def _fix_meta(w):
     """An in-place/out= op changed the metadata of the CPU data (resize_, transpose_, ...): mirror
     sizes/strides onto the wrapper."""
     d = w._data
+    if d.layout is not torch.strided:
+        return
     if d.shape != w.shape or d.stride() != w.stride() or d.storage_offset() != w.storage_offset():
         _set_storage.redispatch(_META_KS, w, w.untyped_storage(), d.storage_offset(), d.size(), d.stride())
         st = d.untyped_storage()
@@ -568,6 +593,8 @@ def op_to_copy(func, args, kwargs):
             out = torch.zeros(data.shape, dtype=dtype) if mf is torch.preserve_format and data.is_contiguous() \
                 else torch.zeros_like(data, dtype=dtype, memory_format=mf)
             mark_pinned(out)
+        elif data.layout is not torch.strided:  # sparse: no memory format
+            out = torch.empty_like(data, dtype=dtype)
         else:
             out = torch.empty_like(data, dtype=dtype, memory_format=mf)
         op_copy_(aten.copy_.default, (out, src, non_blocking), {})
@@ -577,7 +604,8 @@ def op_to_copy(func, args, kwargs):
             raise config.bad_fork_error()
         idx = dv.index if dv.index is not None else config.CURRENT[0]
         config.check_index(idx)
-        data = src._data.to(dtype=dtype, memory_format=mf, copy=True)
+        data = src._data.to(dtype=dtype, memory_format=mf, copy=True) if src.layout is torch.strided \
+            else src._data.to(dtype=dtype, copy=True)
         if idx == src._idx:
             launch(idx, None, "_to_copy")
             return SimTensor(data, idx)
