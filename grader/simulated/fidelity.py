@@ -2514,6 +2514,76 @@ def _c_like_on_1(dev):
     return [torch.zeros_like(x).device, x.new_zeros(3).device, torch.randn_like(x).device]
 
 
+# ---------------------------------------------------------------- dtypes that do not match, on the device
+# The kernels that refuse them differ between the CPU and CUDA, and so do their messages.
+@case("Linear (float32) of a float64 input on the device")
+def _c_dtype_linear_double(dev):
+    return torch.nn.Linear(2, 2).to(dev)(torch.ones(3, 2, dtype=torch.float64, device=dev))
+
+
+@case("matmul of float32 and float64 on the device")
+def _c_dtype_matmul(dev):
+    return torch.ones(2, 2, device=dev) @ torch.ones(2, 2, dtype=torch.float64, device=dev)
+
+
+@case("bmm of float16 and float32 on the device")
+def _c_dtype_bmm(dev):
+    return torch.bmm(torch.ones(1, 2, 2, dtype=torch.float16, device=dev), torch.ones(1, 2, 2, device=dev))
+
+
+@case("Conv2d (float32) of a float64 input on the device")
+def _c_dtype_conv(dev):
+    return torch.nn.Conv2d(1, 1, 3).to(dev)(torch.ones(1, 1, 5, 5, dtype=torch.float64, device=dev))
+
+
+@case("Embedding of float indices on the device")
+def _c_dtype_embedding(dev):
+    return torch.nn.Embedding(4, 2).to(dev)(torch.tensor([1.0, 2.0], device=dev))
+
+
+@case("cross_entropy with float class indices on the device")
+def _c_dtype_ce_float_labels(dev):
+    return torch.nn.functional.cross_entropy(torch.zeros(2, 3, device=dev), torch.tensor([0.0, 2.0], device=dev))
+
+
+@case("mse_loss of float32 against a float64 target on the device")
+def _c_dtype_mse(dev):
+    return torch.nn.functional.mse_loss(torch.zeros(3, device=dev), torch.ones(3, dtype=torch.float64, device=dev))
+
+
+@case("LSTM (float32) of a float64 input on the device")
+def _c_dtype_lstm(dev):
+    return torch.nn.LSTM(2, 3).to(dev)(torch.ones(4, 1, 2, dtype=torch.float64, device=dev))[0]
+
+
+@case("BatchNorm1d (float32) of a float16 input on the device")
+def _c_dtype_batchnorm_half(dev):
+    return torch.nn.BatchNorm1d(3).to(dev)(torch.ones(4, 3, dtype=torch.float16, device=dev))
+
+
+@case("LayerNorm (float32) of a float16 input on the device")
+def _c_dtype_layernorm_half(dev):
+    return torch.nn.LayerNorm(3).to(dev)(torch.ones(4, 3, dtype=torch.float16, device=dev))
+
+
+@case("index_add_ of float64 values into float32 on the device")
+def _c_dtype_index_add(dev):
+    return torch.zeros(3, device=dev).index_add_(0, torch.tensor([0, 1], device=dev),
+                                                 torch.ones(2, dtype=torch.float64, device=dev))
+
+
+@case("in-place add of float64 into an int64 tensor on the device")
+def _c_dtype_inplace_int(dev):
+    x = torch.zeros(3, dtype=torch.int64, device=dev)
+    x += torch.ones(3, dtype=torch.float64, device=dev)
+    return x
+
+
+@case("a float16 model's weight type against a float32 input (conv) on the device")
+def _c_dtype_conv_half_weight(dev):
+    return torch.nn.Conv2d(1, 1, 3).to(dev).half()(torch.ones(1, 1, 5, 5, device=dev))
+
+
 # ---------------------------------------------------------------- sparse tensors (graph code: an adjacency matrix)
 def _adjacency(device=None):
     """A 3-node graph's normalised adjacency matrix, sparse COO."""

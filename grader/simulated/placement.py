@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from pathlib import Path
 
 import torch
@@ -308,22 +309,32 @@ def _scalar_rule(func) -> tuple:
 
 #: CUDA kernels with fewer dtypes than the CPU's, whose dispatch macro then names itself: op -> (kernel
 #: name, argument checked, dtypes refused). An integer matmul runs on the CPU, not on CUDA; nor do int32 class
-#: labels (from NumPy, say) in nll_loss.
+#: labels (from NumPy, say) or float ones in nll_loss, whose CUDA kernels take Byte and Long targets only.
 _INTEGERS = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.bool)
+_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 CUDA_DTYPE_KERNELS = {
     "mm": ("addmm", 0, _INTEGERS),
     "addmm": ("addmm", 1, _INTEGERS),
     "bmm": ("baddbmm", 0, _INTEGERS),
     "baddbmm": ("baddbmm", 1, _INTEGERS),
-    "nll_loss_forward": (None, 1, (torch.int32, torch.int16, torch.int8)),
+    "nll_loss_forward": (None, 1, (torch.int32, torch.int16, torch.int8, *_FLOATS)),
+    "native_layer_norm": (None, 0, ()),
 }
 _DTYPE_NAMES = {torch.uint8: "Byte", torch.int8: "Char", torch.int16: "Short", torch.int32: "Int",
-                torch.int64: "Long", torch.bool: "Bool"}
+                torch.int64: "Long", torch.bool: "Bool", torch.float16: "Half", torch.bfloat16: "BFloat16",
+                torch.float32: "Float", torch.float64: "Double"}
 
 
 def check_cuda_dtypes(name, args) -> None:
     """Refuse, as CUDA's dispatch macro does, a dtype this op's CUDA kernel was not built for."""
     kernel, position, refused = CUDA_DTYPE_KERNELS[name]
+    if name == "native_layer_norm":  # CUDA's kernel takes a weight and bias of the input's dtype only
+        x = args[0]
+        for p in args[2:4]:
+            if isinstance(p, torch.Tensor) and p.dtype != x.dtype and x.dtype in _DTYPE_NAMES:
+                raise RuntimeError(f"expected scalar type {_DTYPE_NAMES[x.dtype]} but found "
+                                   f"{_DTYPE_NAMES.get(p.dtype, p.dtype)}")
+        return
     t = args[position] if len(args) > position else None
     if not isinstance(t, torch.Tensor) or t.dtype not in refused:
         return
@@ -334,6 +345,28 @@ def check_cuda_dtypes(name, args) -> None:
     else:
         kernel = f"{kernel}_{DEVICE_TYPE}"
     raise NotImplementedError(f'"{kernel}" not implemented for \'{_DTYPE_NAMES[t.dtype]}\'')
+
+
+# The CPU kernel's words for a refusal that CUDA words otherwise (recorded: the fidelity suite's dtype cases).
+_CPU_WORDING = [
+    # mm: at::native's CPU check against CUDA's (Blas.cpp)
+    (re.compile(r"^expected m1 and m2 to have the same dtype"), "expected mat1 and mat2 to have the same dtype"),
+    # a dtype check that names the tensor's type: the device's tensor types are torch.cuda.*Tensor
+    (re.compile(r"but got torch\.(\w+Tensor) instead \(while checking arguments for"),
+     lambda m: m.group(0).replace(f"torch.{m.group(1)}", f"torch.{DEVICE_TYPE}.{m.group(1)}")),
+]
+
+
+def cuda_wording(exc: BaseException) -> BaseException | None:
+    """CUDA's wording of the error a CPU kernel raised for an op on the device, or None where they agree."""
+    if not isinstance(exc, RuntimeError) or not exc.args or not isinstance(exc.args[0], str):
+        return None
+    text = exc.args[0]
+    for pattern, replacement in _CPU_WORDING:
+        new = pattern.sub(replacement, text, count=1)
+        if new != text:
+            return type(exc)(new)
+    return None
 
 
 def index_into_cpu_error(self_device) -> RuntimeError:

@@ -480,6 +480,9 @@ def generic(func, args, kwargs, impl=None):
         out = (impl or func)(*uargs, **ukw)
     except (IndexError, RuntimeError) as exc:
         if target is None or not asserts.is_kernel_assert(exc):
+            reworded = placement.cuda_wording(exc) if target is not None and config.PROFILE == "cuda" else None
+            if reworded is not None:
+                raise reworded from None
             raise
         out = asserts.trigger(target, exc, impl or func, uargs, ukw)  # CUDA's kernel asserts instead
         if out is None:
