@@ -2584,6 +2584,67 @@ def _c_dtype_conv_half_weight(dev):
     return torch.nn.Conv2d(1, 1, 3).to(dev).half()(torch.ones(1, 1, 5, 5, device=dev))
 
 
+# Kernels the CPU lacks for some dtypes, or has where CUDA lacks them (the simulator runs the CPU's).
+@case("cdist of float16 tensors on the device")
+def _c_dtype_cdist_half(dev):
+    x = torch.ones(3, 2, dtype=torch.float16, device=dev)
+    return torch.cdist(x, x)
+
+
+@case("pdist of float16 rows on the device")
+def _c_dtype_pdist_half(dev):
+    return torch.nn.functional.pdist(torch.ones(3, 2, dtype=torch.float16, device=dev))
+
+
+@case("ctc_loss of float16 log-probabilities on the device")
+def _c_dtype_ctc_half(dev):
+    lp = torch.zeros(5, 2, 4, dtype=torch.float16, device=dev).log_softmax(2)
+    return torch.nn.functional.ctc_loss(lp, torch.tensor([[1, 2], [1, 1]], device=dev), (5, 5), (2, 2))
+
+
+@case("fft of 16 float16 values on the device")
+def _c_dtype_fft_half_16(dev):
+    return torch.fft.fft(torch.ones(16, dtype=torch.float16, device=dev))
+
+
+@case("fft of 10 float16 values on the device")
+def _c_dtype_fft_half_10(dev):
+    return torch.fft.fft(torch.ones(10, dtype=torch.float16, device=dev))
+
+
+@case("rrelu (training) of float16 on the device")
+def _c_dtype_rrelu_half(dev):
+    return torch.nn.functional.rrelu(torch.ones(4, dtype=torch.float16, device=dev), training=True)
+
+
+@case("bilinear interpolate of a uint8 image on the device")
+def _c_dtype_interp_uint8(dev):
+    return torch.nn.functional.interpolate(torch.zeros(1, 3, 4, 4, dtype=torch.uint8, device=dev), scale_factor=2,
+                                           mode="bilinear")
+
+
+@case("bicubic interpolate of a uint8 image on the device")
+def _c_dtype_bicubic_uint8(dev):
+    return torch.nn.functional.interpolate(torch.zeros(1, 3, 4, 4, dtype=torch.uint8, device=dev), scale_factor=2,
+                                           mode="bicubic")
+
+
+@case("Conv2d (float32) of a uint8 image on the device")
+def _c_dtype_conv_uint8(dev):
+    return torch.nn.Conv2d(3, 1, 3).to(dev)(torch.zeros(1, 3, 5, 5, dtype=torch.uint8, device=dev))
+
+
+@case("conv2d of a uint8 image with uint8 weights on the device")
+def _c_dtype_conv_uint8_weights(dev):
+    return torch.nn.functional.conv2d(torch.zeros(1, 3, 5, 5, dtype=torch.uint8, device=dev),
+                                      torch.ones(1, 3, 3, 3, dtype=torch.uint8, device=dev))
+
+
+@case("avg_pool2d of a uint8 image on the device")
+def _c_dtype_avgpool_uint8(dev):
+    return torch.nn.functional.avg_pool2d(torch.zeros(1, 3, 4, 4, dtype=torch.uint8, device=dev), 2)
+
+
 # ---------------------------------------------------------------- sparse tensors (graph code: an adjacency matrix)
 def _adjacency(device=None):
     """A 3-node graph's normalised adjacency matrix, sparse COO."""

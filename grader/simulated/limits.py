@@ -87,6 +87,13 @@ LIMITS: dict[str, Limit] = {
             "subclasses').",
         repro="torch.randn(3, 3, device='sim').to_sparse_csr()",
     ),
+    "half_fft": Limit(
+        what="torch.fft of float16 data cannot run on the simulated device; CUDA computes it for sizes that are "
+             "powers of two (cuFFT) and refuses other sizes.",
+        why="PyTorch's fft front end accepts float16 only for CUDA tensors, before any dispatch reaches the "
+            "simulator ('Unsupported dtype Half'); grader/simulated/half_fft.py says so instead.",
+        repro="torch.fft.fft(torch.ones(16, dtype=torch.float16, device='sim'))",
+    ),
     "attention_runs_math": Limit(
         what="scaled_dot_product_attention always runs the math composite: memory counters include the "
              "attention matrix that CUDA's fused kernels never store. Its device checks follow the kernel CUDA "
@@ -103,6 +110,7 @@ _PATTERNS = [
     (re.compile(r"Backend doesn't support"), "device_count_of_guard"),
     (re.compile(r"device_ready_queues_"), "device_count_of_guard"),
     (re.compile(r"has sparse COO tensors only"), "sparse_layouts"),
+    (re.compile(r"the simulated device cannot compute torch\.fft\."), "half_fft"),
 ]
 
 

@@ -319,6 +319,10 @@ CUDA_DTYPE_KERNELS = {
     "baddbmm": ("baddbmm", 1, _INTEGERS),
     "nll_loss_forward": (None, 1, (torch.int32, torch.int16, torch.int8, *_FLOATS)),
     "native_layer_norm": (None, 0, ()),
+    # the CPU interpolates uint8 images; CUDA's kernels take floating types only (their names lack the device)
+    "upsample_bilinear2d": ("upsample_bilinear2d_out_frame", 0, (torch.uint8,)),
+    "upsample_bicubic2d": ("upsample_bicubic2d_out_frame", 0, (torch.uint8,)),
+    "convolution": (None, 0, (torch.uint8,)),
 }
 _DTYPE_NAMES = {torch.uint8: "Byte", torch.int8: "Char", torch.int16: "Short", torch.int32: "Int",
                 torch.int64: "Long", torch.bool: "Bool", torch.float16: "Half", torch.bfloat16: "BFloat16",
@@ -338,6 +342,12 @@ def check_cuda_dtypes(name, args) -> None:
     t = args[position] if len(args) > position else None
     if not isinstance(t, torch.Tensor) or t.dtype not in refused:
         return
+    if name == "convolution":  # a uint8 image and uint8 weights reach cuDNN, which has no engine for them
+        if isinstance(args[1], torch.Tensor) and args[1].dtype is torch.uint8:
+            raise RuntimeError("GET was unable to find an engine to execute this computation")
+        return
+    if name.startswith("upsample_"):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_DTYPE_NAMES[t.dtype]}\'')
     if name == "nll_loss_forward":  # one kernel per input rank and reduction (LossNLL.cu)
         kind = ("reduce_{}_kernel_1d" if args[0].dim() <= 1 else
                 "no_reduce_{}_kernel" if args[3] == 0 else "reduce_{}_kernel_2d")
@@ -351,6 +361,10 @@ def check_cuda_dtypes(name, args) -> None:
 _CPU_WORDING = [
     # mm: at::native's CPU check against CUDA's (Blas.cpp)
     (re.compile(r"^expected m1 and m2 to have the same dtype"), "expected mat1 and mat2 to have the same dtype"),
+    # a dtype neither has a kernel for: CUDA's kernel has another name
+    (re.compile(r'^"(cdist|pdist|ctc_loss_cpu|avg_pool2d)" not implemented for'),
+     lambda m: m.group(0).replace(m.group(1), {"cdist": "cdist_{}", "pdist": "pdist_{}", "ctc_loss_cpu": "ctc_loss_{}",
+                                              "avg_pool2d": "avg_pool2d_out_{}_frame"}[m.group(1)].format(DEVICE_TYPE))),
     # a dtype check that names the tensor's type: the device's tensor types are torch.cuda.*Tensor
     (re.compile(r"but got torch\.(\w+Tensor) instead \(while checking arguments for"),
      lambda m: m.group(0).replace(f"torch.{m.group(1)}", f"torch.{DEVICE_TYPE}.{m.group(1)}")),

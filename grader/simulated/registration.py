@@ -50,7 +50,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils._device import _device_constructors
 
-from . import accelerator, autocast, comm, config, generators, gradients, sdpa, serialization, streams
+from . import accelerator, autocast, comm, config, generators, gradients, half_fft, sdpa, serialization, streams
 from .clock import clock
 from .device_module import _DeviceModule
 from .pinned import is_pinned_kernel, pin_memory_kernel
@@ -298,6 +298,7 @@ def register(count: int, profile: str, capacity=None) -> None:
     autocast.install()
     accelerator.install()
     generators.install()
+    half_fft.install()
     streams.install()
     comm.install()
     _patch_autograd()

@@ -726,6 +726,16 @@ def _with_impl(impl):
     return lambda func, args, kwargs: generic(func, args, kwargs, impl)
 
 
+def _rrelu_half(x, noise, *rest, **kw):
+    """rrelu_with_noise of float16 data: CUDA has the kernel (recorded), the CPU has not; computed in float32."""
+    if x.dtype is not torch.float16 or config.PROFILE != "cuda":
+        return aten.rrelu_with_noise.default(x, noise, *rest, **kw)
+    wide = noise.float()
+    out = aten.rrelu_with_noise.default(x.float(), wide, *rest, **kw)
+    noise.copy_(wide)
+    return out.half()
+
+
 SPECIAL = {
     **{getattr(aten, op).default: _with_impl(fn) for op, fn in FUSED_RNN.items()},
     aten.copy_.default: op_copy_,
@@ -745,6 +755,7 @@ SPECIAL = {
     aten._pack_padded_sequence.default: op_pack_padded_sequence,
     aten._pad_packed_sequence.default: op_with_cpu_batch_sizes,
     aten._pack_padded_sequence_backward.default: op_with_cpu_batch_sizes,
+    aten.rrelu_with_noise.default: _with_impl(_rrelu_half),
 }
 
 
