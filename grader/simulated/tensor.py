@@ -123,7 +123,9 @@ class SimTensor(torch.Tensor):
             torch._C._set_conj(r, True)
         if data.is_neg():
             torch._C._set_neg(r, True)
-        if ref is not None and type(ref) is _StorageRef:  # a view of a tensor of this device: same storage, block
+        # A view of a tensor of this device: same storage, same block. (A sparse base holds two refs, indices
+        # and values: a view of either finds its own below, by its storage.)
+        if ref is not None and type(ref) is _StorageRef:
             r._mem = ref
             return r
         r._mem = _storage_ref(data, idx, block)
