@@ -353,6 +353,14 @@ def test_error_classifiers():
         assert expect.is_device_error(RuntimeError(text)) and expect.is_device_error(TypeError(text))
         assert not expect.is_device_error(ValueError(text))
     assert not expect.is_device_error(RuntimeError("shape mismatch"))
+    for text in ("Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same",
+                 "Input type (torch.FloatTensor) and weight type (torch.sim.FloatTensor) should be the same",
+                 "add: expected 'other' to be CUDA, but got CPU",
+                 "add: expected 'self' to be a SIM tensor, but got a CPU tensor"):
+        assert expect.is_device_error(RuntimeError(text)), text
+    for text in ("Input type (double) and bias type (float) should be the same",  # a dtype, not a device
+                 "Input type (torch.cuda.DoubleTensor) and weight type (torch.cuda.FloatTensor) should be the same"):
+        assert not expect.is_device_error(RuntimeError(text)), text
     assert expect.is_out_of_memory(torch.OutOfMemoryError("x"))
     assert expect.is_out_of_memory(RuntimeError("DefaultCPUAllocator: can't allocate memory"))
     assert not expect.is_out_of_memory(RuntimeError("other"))
