@@ -39,7 +39,8 @@ KERNEL_ASSERTS = re.compile(
                                       "invalid multinomial distribution (sum of probabilities <= 0)")) + ")$")
 # Of those, the asserts that CUDA reported within the operation itself (binary_cross_entropy, multinomial):
 # the operation launches more kernels after the one that asserted, and a launch reports the failure of a
-# kernel that has finished. The others surfaced at the next wait.
+# kernel that has finished. The others surfaced at the next wait. (multinomial's message also covers inf and
+# nan probabilities, which were not recorded: they are taken to assert as a negative one did.)
 REPORTED_BY_THE_OPERATION = re.compile(
     r"^(all elements of input should be between 0 and 1|probability tensor contains|invalid multinomial)")
 
