@@ -6,7 +6,6 @@ any failure becomes a `GradeFailure` whose message names the bug and the fix, no
 from __future__ import annotations
 
 import re
-
 from contextlib import contextmanager, nullcontext
 
 import pytest

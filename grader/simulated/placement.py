@@ -312,14 +312,14 @@ def _scalar_rule(func) -> tuple:
 #: labels (from NumPy, say) or float ones in nll_loss, whose CUDA kernels take Byte and Long targets only.
 _INTEGERS = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.bool)
 _FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
-CUDA_DTYPE_KERNELS = {
-    "mm": ("addmm", 0, _INTEGERS),
-    "addmm": ("addmm", 1, _INTEGERS),
-    "bmm": ("baddbmm", 0, _INTEGERS),
-    "baddbmm": ("baddbmm", 1, _INTEGERS),
+CUDA_DTYPE_KERNELS = {  # CUDA's kernel names, with {} for the device where they name it
+    "mm": ("addmm_{}", 0, _INTEGERS),
+    "addmm": ("addmm_{}", 1, _INTEGERS),
+    "bmm": ("baddbmm_{}", 0, _INTEGERS),
+    "baddbmm": ("baddbmm_{}", 1, _INTEGERS),
     "nll_loss_forward": (None, 1, (torch.int32, torch.int16, torch.int8, *_FLOATS)),
     "native_layer_norm": (None, 0, ()),
-    # the CPU interpolates uint8 images; CUDA's kernels take floating types only (their names lack the device)
+    # the CPU interpolates uint8 images; CUDA's kernels take floating types only
     "upsample_bilinear2d": ("upsample_bilinear2d_out_frame", 0, (torch.uint8,)),
     "upsample_bicubic2d": ("upsample_bicubic2d_out_frame", 0, (torch.uint8,)),
     "convolution": (None, 0, (torch.uint8,)),
@@ -346,25 +346,22 @@ def check_cuda_dtypes(name, args) -> None:
         if isinstance(args[1], torch.Tensor) and args[1].dtype is torch.uint8:
             raise RuntimeError("GET was unable to find an engine to execute this computation")
         return
-    if name.startswith("upsample_"):
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_DTYPE_NAMES[t.dtype]}\'')
     if name == "nll_loss_forward":  # one kernel per input rank and reduction (LossNLL.cu)
         kind = ("reduce_{}_kernel_1d" if args[0].dim() <= 1 else
                 "no_reduce_{}_kernel" if args[3] == 0 else "reduce_{}_kernel_2d")
-        kernel = f"nll_loss_forward_{kind.format(DEVICE_TYPE)}_index"
-    else:
-        kernel = f"{kernel}_{DEVICE_TYPE}"
-    raise NotImplementedError(f'"{kernel}" not implemented for \'{_DTYPE_NAMES[t.dtype]}\'')
+        kernel = f"nll_loss_forward_{kind}_index"
+    raise NotImplementedError(f'"{kernel.format(DEVICE_TYPE)}" not implemented for \'{_DTYPE_NAMES[t.dtype]}\'')
 
 
+# Kernels that neither the CPU nor CUDA has for some dtype, by the CPU's name: CUDA's name ({} its device).
+_CUDA_KERNEL_NAMES = {"cdist": "cdist_{}", "pdist": "pdist_{}", "ctc_loss_cpu": "ctc_loss_{}",
+                      "avg_pool2d": "avg_pool2d_out_{}_frame"}
 # The CPU kernel's words for a refusal that CUDA words otherwise (recorded: the fidelity suite's dtype cases).
 _CPU_WORDING = [
     # mm: at::native's CPU check against CUDA's (Blas.cpp)
     (re.compile(r"^expected m1 and m2 to have the same dtype"), "expected mat1 and mat2 to have the same dtype"),
-    # a dtype neither has a kernel for: CUDA's kernel has another name
-    (re.compile(r'^"(cdist|pdist|ctc_loss_cpu|avg_pool2d)" not implemented for'),
-     lambda m: m.group(0).replace(m.group(1), {"cdist": "cdist_{}", "pdist": "pdist_{}", "ctc_loss_cpu": "ctc_loss_{}",
-                                              "avg_pool2d": "avg_pool2d_out_{}_frame"}[m.group(1)].format(DEVICE_TYPE))),
+    (re.compile(rf'^"({"|".join(_CUDA_KERNEL_NAMES)})" not implemented for'),
+     lambda m: m.group(0).replace(m.group(1), _CUDA_KERNEL_NAMES[m.group(1)].format(DEVICE_TYPE))),
     # a dtype check that names the tensor's type: the device's tensor types are torch.cuda.*Tensor
     (re.compile(r"but got torch\.(\w+Tensor) instead \(while checking arguments for"),
      lambda m: m.group(0).replace(f"torch.{m.group(1)}", f"torch.{DEVICE_TYPE}.{m.group(1)}")),
