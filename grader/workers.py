@@ -14,7 +14,8 @@ GPU and never run learner code. For each job it starts a *worker* that grades on
   after each job; jobs are graded one at a time.
 
 A zygote answers at once after its start, through a *stand-in* (a fork) while it imports what only some
-learner code needs (WARM_UP_IMPORTS), then takes over.
+learner code needs (WARM_UP_IMPORTS), then takes over. In fork mode both families share one import of torch,
+pytest, the grader and WARM_UP_IMPORTS (_serve_forked).
 
 The worker runs pytest in-process and sends its records through a pipe of its own, each stamped with a
 token the zygote made for this job. The zygote trusts only what it can check: the list of checks sent
@@ -498,34 +499,51 @@ def _last_lines(text: str, n: int = 5) -> str:
 # Serving: one socket per family; JSON lines
 # ----------------------------------------------------------------------------------------------------------
 def _prepare(family: str) -> None:
-    """What every worker of this family needs before its first job (and nothing that initialises a GPU).
+    """What every worker of this family needs before its first job (and nothing that initialises a GPU)."""
+    _prepare_common()
+    _prepare_family(family)
 
-    The simulated family hides the machine's real GPUs: its legs then run the same way on a laptop and on a GPU
-    server (code that looks for CUDA finds none, as on a laptop), and the autograd engine, which starts a thread
-    per CUDA device at a process's first backward, starts none there, so its forks can run backward."""
-    if family == "sim":
-        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+
+def _prepare_common() -> None:
+    """What the workers of both families need: in fork mode, one process does it for both."""
     import _pytest.config as _pytest_config
     import pytest  # noqa: F401
     import pytest_timeout  # noqa: F401
-    import torch
+    import torch  # noqa: F401
 
     from grader import course, expect, instruments, integrity, plugin  # noqa: F401
 
     instruments.warm_up()
     # What pytest.main would import in every worker.
     _import_all([f"_pytest.{name}" for name in _pytest_config.default_plugins] + list(FIRST_JOB_IMPORTS))
+    _freeze()
 
-    if family == "sim":
-        from grader import simulated
 
-        if simulated.is_supported():
-            simulated.install()
-            # Warm the simulator's caches with forward work (no backward: the autograd engine would start
-            # device threads, and threads do not survive a fork).
-            with torch.no_grad(), _dtensor_class_placeholder():
-                a = torch.randn(8, 8, device="sim:0")
-                (a @ a + a.mean()).relu().sum(dim=0).to("sim:1").cpu()
+def _prepare_family(family: str) -> None:
+    """What only this family's workers need: for the simulated family, 20 ms.
+
+    The simulated family hides the machine's real GPUs: its legs then run the same way on a laptop and on a GPU
+    server (code that looks for CUDA finds none, as on a laptop), and the autograd engine, which starts a thread
+    per CUDA device at a process's first backward, starts none there, so its forks can run backward. Nothing
+    done before (_prepare_common, WARM_UP_IMPORTS) asks CUDA for its GPUs, so the setting still counts."""
+    if family != "sim":
+        return
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
+    import torch
+
+    from grader import simulated
+
+    if simulated.is_supported():
+        simulated.install()
+        # Warm the simulator's caches with forward work (no backward: the autograd engine would start
+        # device threads, and threads do not survive a fork).
+        with torch.no_grad(), _dtensor_class_placeholder():
+            a = torch.randn(8, 8, device="sim:0")
+            (a @ a + a.mean()).relu().sum(dim=0).to("sim:1").cpu()
+    _freeze()
+
+
+def _freeze() -> None:
     import gc
 
     gc.freeze()  # what is here now is never collected: a worker's garbage collections stay short
@@ -559,7 +577,7 @@ def _dtensor_class_placeholder():
 FIRST_JOB_IMPORTS = ("pdb", "faulthandler", "tomllib", "_pytest._argcomplete")
 #: Imported on first use by some learner code, and slow: an optimizer's first step imports torch._dynamo
 #: (PyTorch wraps it in torch._disable_dynamo), about a second and a half on two cores. A zygote imports it
-#: after it has started answering (see _Standin), so that no first check waits for it. Rarer first uses are
+#: after it has started answering (see _serve_forked), so that no first check waits for it. Rarer first uses are
 #: left to the check that needs them (a notebook submission imports nbformat; code that imports
 #: torch.distributed.tensor, that module): a longer warm-up would slow the checks made while it runs.
 WARM_UP_IMPORTS = ("torch._dynamo", "numpy.random", "multiprocessing.popen_fork", "multiprocessing.queues",
@@ -567,10 +585,8 @@ WARM_UP_IMPORTS = ("torch._dynamo", "numpy.random", "multiprocessing.popen_fork"
 
 
 def _warm_up() -> None:
-    import gc
-
     _import_all(WARM_UP_IMPORTS)
-    gc.freeze()
+    _freeze()
 
 
 def _import_all(names) -> None:
@@ -581,56 +597,46 @@ def _import_all(names) -> None:
             importlib.import_module(name)
 
 
-def _prepared(family: str) -> str | None:
-    """Prepare the family; None when ready, else why not (logged too)."""
+def _prepared(prepare, *args) -> str | None:
+    """Run a _prepare function; None when it worked, else why not (logged too)."""
     try:
-        _prepare(family)
+        prepare(*args)
         return None
     except Exception as exc:  # noqa: BLE001 - the zygote still answers, saying why it cannot grade
         import traceback
 
         traceback.print_exc()
-        return f"the {family} grading process could not start: {type(exc).__name__}: {exc}"
+        return f"the grading processes could not start: {type(exc).__name__}: {exc}"
 
 
-STOP_ALL = 3  # exit code of a stand-in that was asked to stop the daemon
+STOP_ALL = 3  # exit code of a zygote that was asked to stop the daemon
+QUIET_SECONDS = 1.0  # see _serve_forked
 
 
-class _Standin:
-    """A fork of a zygote that answers on its socket while the zygote finishes warming up (WARM_UP_IMPORTS),
-    then hands the socket back. The first check after a cold start is answered at once; the checks after it
-    find the fully warmed zygote.
-
-    The zygote starts warming up only once the stand-in has graded a job, or after QUIET_SECONDS without one:
-    on two cores a warm-up running beside the first check's workers would double its time."""
-
-    QUIET_SECONDS = 1.0
-
-    def __init__(self, answer):
-        self.stop_r, self.stop_w = os.pipe()
-        self.graded_r, self.graded_w = os.pipe()
-        self.pid = _fork()
-        if self.pid == 0:
-            os.close(self.stop_w)
-            os.close(self.graded_r)
-            _become_subreaper()  # not inherited through fork: the orphans of its workers must come back to it
-            code = 0
-            try:
-                code = STOP_ALL if answer(self.stop_r, self.graded_w) == "stop" else 0
-            finally:
-                _exit(code)
-        os.close(self.stop_r)
-        os.close(self.graded_w)
-
-    def wait_for_a_job(self) -> None:
-        selectors.select.select([self.graded_r], [], [], self.QUIET_SECONDS)
-
-    def hand_back(self) -> bool:
-        """Stop the stand-in once its current job is done; False when it was asked to stop the daemon."""
-        os.close(self.stop_w)  # the stand-in sees end-of-file between two requests
-        _, status = os.waitpid(self.pid, 0)
-        os.close(self.graded_r)
-        return os.waitstatus_to_exitcode(status) != STOP_ALL
+def _fork_zygote(family: str, folder: Path, server: socket.socket, digest: str, broken: str | None,
+                 until: int | None = None, graded: int | None = None, close=(), handover: int | None = None) -> int:
+    """Fork a zygote of `family` that answers on `server` (until the pipe `until`, if given, is closed); its pid.
+    The fork first closes `close` (what is not its own), prepares its family, then closes `handover` (see
+    _serve_forked)."""
+    # SIGTERM (see _serve_forked) waits until the fork runs our code: in fork's own after-fork hooks, the
+    # exception that ends the process would be ignored, and the fork would answer on.
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    pid = _fork()
+    if pid:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        return pid
+    code = 70
+    try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        for fd in close:
+            os.close(fd)
+        broken = broken or _prepared(_prepare_family, family)
+        if handover is not None:
+            os.close(handover)
+        zygote = Zygote(family, folder, set())
+        code = STOP_ALL if _answer(server, zygote, digest, broken, until, graded) == "stop" else 0
+    finally:
+        _exit(code)
 
 
 def _listen(folder: Path, family: str) -> tuple[socket.socket, Path, int]:
@@ -744,45 +750,90 @@ def _reap(handlers: set[int]) -> None:
 
 
 def _serve(family: str, folder: Path, digest: str, keep: frozenset[int] = frozenset()) -> None:
-    """Prepare this family, then answer on its socket until idle or told to stop."""
-    broken = _prepared(family)
+    """Spawn mode: prepare this family, then answer on its socket until idle or told to stop."""
+    broken = _prepared(_prepare, family)
     # Ended by the other family's zygote (SIGTERM): still remove our socket on the way out.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     server, path, mine = _listen(folder, family)
     zygote = Zygote(family, folder, set(keep))
     try:
-        if zygote.fork and not broken:
-            standin = _Standin(lambda until, graded: _answer(server, zygote, digest, broken, until, graded))
-            standin.wait_for_a_job()
-            _warm_up()
-            if not standin.hand_back():
-                return
         _answer(server, zygote, digest, broken)
     finally:
-        with contextlib.suppress(OSError):
-            if path.stat().st_ino == mine:
-                path.unlink()
-        if zygote.spare:
-            zygote.spare.proc.kill()
+        _unlink_if_ours(path, mine)
+        zygote.spare.proc.kill()
+
+
+def _unlink_if_ours(path: Path, inode: int) -> None:
+    with contextlib.suppress(OSError):
+        if path.stat().st_ino == inode:
+            path.unlink()
+
+
+def _serve_forked(folder: Path, digest: str) -> None:
+    """Fork mode. This process imports torch, pytest and the grader once for both families, then becomes the
+    real family's zygote; the simulated family's zygote is a fork of it that installs the simulator.
+
+    The first checks are answered at once, while this process imports WARM_UP_IMPORTS (a second on two
+    cores, done once for both families): by a fork of it for the real family (a stand-in), which then hands
+    the socket back; and by a first simulated zygote, which hands its socket over to a second one, forked after
+    the warm-up, once that one is prepared (closing `handover`, the last writer of its `until` pipe). A stop
+    request that reached a stand-in ends everything. The warm-up starts once the stand-ins have graded a job
+    each, or after QUIET_SECONDS without one: on two cores a warm-up running beside the first check's workers
+    would double its time."""
+    broken = _prepared(_prepare_common)
+    # Ended by SIGTERM: still remove the sockets on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    (real, real_path, real_ino), (sim, sim_path, sim_ino) = (_listen(folder, fam) for fam in FAMILIES)
+    sims: list[int] = []
+    try:
+        if broken:
+            sims.append(_fork_zygote("sim", folder, sim, digest, broken, close=[real.fileno()]))
+            sim.close()
+        else:
+            graded_r, graded_w = os.pipe()  # a byte per job graded by a stand-in
+            real_r, real_w = os.pipe()  # closed: the real stand-in hands the socket back
+            sim_r, handover = os.pipe()  # closed here and by the second simulated zygote: the first hands over
+            standin = _fork_zygote("real", folder, real, digest, None, real_r, graded_w,
+                                   close=[sim.fileno(), graded_r, real_w, sim_r, handover])
+            sims.append(_fork_zygote("sim", folder, sim, digest, None, sim_r, graded_w,
+                                     close=[real.fileno(), graded_r, real_r, real_w, handover]))
+            for fd in (real_r, sim_r, graded_w):
+                os.close(fd)
+            _wait_for_first_jobs(graded_r)
+            os.close(graded_r)
+            _warm_up()
+            os.close(real_w)
+            _, status = os.waitpid(standin, 0)  # it ends once its jobs in progress are answered
+            if os.waitstatus_to_exitcode(status) == STOP_ALL:
+                return
+            sims.append(_fork_zygote("sim", folder, sim, digest, None, close=[real.fileno()], handover=handover))
+            os.close(handover)
+            sim.close()
+        _answer(real, Zygote("real", folder, set(sims)), digest, broken)
+    finally:
+        _unlink_if_ours(real_path, real_ino)
+        _unlink_if_ours(sim_path, sim_ino)
+        for pid in sims:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM)
+
+
+def _wait_for_first_jobs(graded: int, jobs: int = 2) -> None:
+    """Until `jobs` jobs are graded (a check has a job per family), or no job ends for QUIET_SECONDS."""
+    while jobs > 0 and selectors.select.select([graded], [], [], QUIET_SECONDS)[0]:
+        got = os.read(graded, jobs)
+        if not got:
+            return
+        jobs -= len(got)
 
 
 def serve(folder: Path) -> None:
     digest = code_digest()
     folder.mkdir(parents=True, exist_ok=True)
     if use_fork():
-        import torch  # noqa: F401 - the slow import both families share; each prepares the rest at once
+        import torch  # noqa: F401
 
-        pid = _fork()
-        if pid == 0:
-            try:
-                _serve("sim", folder, digest)
-            finally:
-                _exit(0)
-        try:
-            _serve("real", folder, digest, keep=frozenset({pid}))
-        finally:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGTERM)
+        _serve_forked(folder, digest)
     else:
         sim = subprocess.Popen([sys.executable, "-m", "grader.workers", "zygote", "--family", "sim",
                                 "--dir", str(folder), "--digest", digest])

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import os
@@ -130,6 +131,45 @@ def test_checks_are_graded_while_the_zygotes_warm_up_and_after(fresh):
     assert set(warm_zygotes(fresh).values()).isdisjoint(first.values())
     assert runner.grade(FIT, FIT.solution_file).passed
     assert runner.grade(NOISE, NOISE.exercise_file).passed is False  # the shipped bug still fails
+
+
+def _recording(tmp_path: Path, exercise, record: Path, what: str) -> Path:
+    """The exercise's solution, which first appends `what` (an expression, evaluated as the grader imports it)
+    and the accelerator its process sees to `record`."""
+    attempt = tmp_path / "recording.py"
+    attempt.write_text(f"import torch\nwith open({str(record)!r}, 'a') as f:\n"
+                       f"    f.write(repr((str(torch.accelerator.current_accelerator()), {what})) + '\\n')\n\n"
+                       + exercise.solution_file.read_text())
+    return attempt
+
+
+def test_both_families_are_warmed_up_once_warm(fresh, tmp_path):
+    # The real zygote imports WARM_UP_IMPORTS once for both families; the simulated zygote that answers after
+    # the warm-up is a fork made after it (grader.workers._serve_forked).
+    record = tmp_path / "seen.txt"
+    attempt = _recording(tmp_path, NOISE, record, "'_dynamo' in vars(torch)")
+    daemon.ensure()
+    assert runner.grade(NOISE, attempt).passed
+    assert wait_for(lambda: warm_zygotes(fresh), 60), "the stand-ins never handed over"
+    record.write_text("")
+    assert runner.grade(NOISE, attempt).passed
+    seen = dict(ast.literal_eval(line) for line in record.read_text().splitlines())
+    assert len(seen) == 2 and all(seen.values()), seen  # the real legs' process and the simulated legs' one
+
+
+def test_the_simulated_legs_see_no_gpu_and_the_real_legs_every_gpu(fresh, tmp_path):
+    # On a GPU machine: code that looks for CUDA on the simulated legs finds none, as on a laptop, and the real
+    # legs find every GPU (the zygote they fork from never counted them). Checked on 2 x H100 (tools/GPU_RUNS.md).
+    import torch
+
+    record = tmp_path / "seen.txt"
+    attempt = _recording(tmp_path, NOISE, record, "(torch.cuda.is_available(), torch.cuda.device_count())")
+    for _ in range(2):  # a check answered by the stand-ins, then one by the warm zygotes
+        assert runner.grade(NOISE, attempt).passed
+        assert wait_for(lambda: warm_zygotes(fresh), 60)
+    found = dict(map(ast.literal_eval, record.read_text().splitlines()))
+    real = (torch.cuda.is_available(), torch.cuda.device_count())
+    assert found == {"sim": (False, 0), "cuda" if real[0] else "None": real}, found
 
 
 def test_stop_during_the_warm_up_ends_everything(fresh):
