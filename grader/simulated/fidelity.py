@@ -2857,6 +2857,137 @@ def _c_ce_label_out_of_range_cpu(dev):
     return torch.nn.functional.cross_entropy(torch.zeros(2, 3), torch.tensor([0, 5]))
 
 
+# ---------------------------------------------------------------- eleventh session: more bugs seen in real code
+class _MakesZeros(torch.nn.Module):
+    def forward(self, x):
+        return x + torch.zeros(x.shape, device=x.device)  # tracing records the device of the example input
+
+
+@case("jit.trace on the cpu, then run on the device: the traced factory stays on the cpu")
+def _c_jit_trace_cpu_then_device(dev):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traced = torch.jit.trace(_MakesZeros(), torch.ones(2, 3))
+    try:
+        return traced(torch.ones(2, 3, device=dev))
+    except RuntimeError as e:  # the TorchScript traceback before the error names files of this machine
+        raise RuntimeError(str(e).strip().splitlines()[-1]) from None
+
+
+@case("jit.script of a Linear, moved to the device")
+def _c_jit_script_to_device(dev):
+    scripted = torch.jit.script(torch.nn.Linear(3, 2)).to(dev)
+    return scripted(torch.ones(4, 3, device=dev))
+
+
+@case("Categorical.log_prob of cpu actions for device logits")
+def _c_categorical_log_prob_cpu(dev):
+    dist = torch.distributions.Categorical(logits=torch.zeros(4, 3, device=dev))
+    return dist.log_prob(torch.tensor([0, 1, 2, 1]))
+
+
+@case("Normal.log_prob of a cpu value for a device loc and scale")
+def _c_normal_log_prob_cpu(dev):
+    dist = torch.distributions.Normal(torch.zeros(3, device=dev), torch.ones(3, device=dev))
+    return dist.log_prob(torch.ones(3))
+
+
+@case("masked_fill of a cpu tensor with a device mask")
+def _c_masked_fill_cpu_self(dev):
+    return torch.zeros(4).masked_fill(torch.tensor([True, False, True, False], device=dev), 1.0)
+
+
+@case("torch.where with a device condition and cpu values")
+def _c_where_device_cond_cpu_values(dev):
+    return torch.where(torch.tensor([True, False], device=dev), torch.ones(2), torch.zeros(2))
+
+
+@case("matmul cpu @ device")
+def _c_matmul_cpu_device(dev):
+    return torch.ones(2, 3) @ torch.ones(3, 4, device=dev)
+
+
+@case("bmm of a device and a cpu batch")
+def _c_bmm_device_cpu(dev):
+    return torch.bmm(torch.ones(2, 2, 3, device=dev), torch.ones(2, 3, 4))
+
+
+@case("assign a device row into a cpu buffer")
+def _c_assign_device_row_into_cpu(dev):
+    buf = torch.zeros(3, 4)
+    buf[1] = torch.arange(4.0, device=dev)
+    return buf
+
+
+@case("clip_grad_value_ of device gradients")
+def _c_clip_grad_value(dev):
+    lin = torch.nn.Linear(3, 2).to(dev)
+    (lin(torch.full((4, 3), 10.0, device=dev)).sum() * 100).backward()
+    torch.nn.utils.clip_grad_value_(lin.parameters(), 0.5)
+    return [lin.weight.grad.abs().max().cpu(), lin.weight.grad.device]
+
+
+@case("weight_norm parametrization moves with the module")
+def _c_weight_norm_moves(dev):
+    lin = torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(3, 2)).to(dev)
+    out = lin(torch.ones(4, 3, device=dev))
+    return [out.device, lin.parametrizations.weight.original0.device, lin.weight.device]
+
+
+@case("torch.as_tensor of a numpy array with device=")
+def _c_as_tensor_numpy_device(dev):
+    import numpy as np
+
+    return torch.as_tensor(np.arange(4, dtype=np.float32), device=dev)
+
+
+@case("F.normalize of a device batch by a cpu mean and std")
+def _c_normalize_cpu_stats(dev):
+    images = torch.ones(2, 3, 4, 4, device=dev)
+    mean, std = torch.tensor([0.5, 0.5, 0.5]).view(3, 1, 1), torch.tensor([0.2, 0.2, 0.2]).view(3, 1, 1)
+    return (images - mean) / std
+
+
+@case("accuracy: argmax of device logits compared with cpu labels")
+def _c_accuracy_cpu_labels(dev):
+    logits = torch.eye(3, device=dev)
+    return (logits.argmax(dim=1) == torch.tensor([0, 1, 1])).float().mean()
+
+
+@case("a head replaced after model.to(device)")
+def _c_head_replaced_after_to(dev):
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2)).to(dev)
+    model[2] = torch.nn.Linear(4, 5)
+    return model(torch.ones(1, 3, device=dev))
+
+
+@case("a buffer registered as None, set to a cpu tensor in forward")
+def _c_buffer_none_then_cpu(dev):
+    class Cache(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("mask", None)
+
+        def forward(self, x):
+            if self.mask is None:
+                self.mask = torch.ones(x.shape[-1])
+            return x * self.mask
+
+    return Cache().to(dev)(torch.ones(2, 3, device=dev))
+
+
+@case("scatter_reduce of a device tensor with a cpu index")
+def _c_scatter_reduce_cpu_index(dev):
+    return torch.zeros(3, device=dev).scatter_reduce(0, torch.tensor([0, 1, 1]), torch.ones(3, device=dev), "sum")
+
+
+@case("torch.autocast with device_type='cpu' around device work")
+def _c_autocast_cpu_type_on_device(dev):
+    with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
+        out = torch.ones(2, 3, device=dev) @ torch.ones(3, 2, device=dev)
+    return out
+
+
 def device_count(device_type: str) -> int:
     mod = getattr(torch, device_type, None)
     try:

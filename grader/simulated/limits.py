@@ -94,6 +94,15 @@ LIMITS: dict[str, Limit] = {
             "simulator ('Unsupported dtype Half'); grader/simulated/half_fft.py says so instead.",
         repro="torch.fft.fft(torch.ones(16, dtype=torch.float16, device='sim'))",
     ),
+    "script_module_identity": Limit(
+        what="moving a TorchScript module (torch.jit.script or torch.jit.trace) to or from the simulated device "
+             "makes new Parameter objects; CUDA moves each parameter in place. An optimizer built before the move "
+             "keeps the old ones here. Moving a plain nn.Module keeps its parameters, as on CUDA.",
+        why="CUDA's move sets param.data, which needs the same TensorImpl type on both sides; a simulated tensor "
+            "is a wrapper subclass, so the simulator swaps parameters in place instead (torch.utils.swap_tensors), "
+            "which refuses a parameter that TorchScript's C++ module also holds.",
+        repro="m = torch.jit.script(torch.nn.Linear(3, 2)); w = m.weight; m.to('sim'); m.weight is w  # False",
+    ),
     "attention_runs_math": Limit(
         what="scaled_dot_product_attention always runs the math composite: memory counters include the "
              "attention matrix that CUDA's fused kernels never store. Its device checks follow the kernel CUDA "

@@ -133,6 +133,14 @@ def _patch_module_apply():
 
     @functools.wraps(orig_apply)
     def _apply(self, fn, recurse=True):
+        if isinstance(self, torch.jit.ScriptModule):
+            # TorchScript's C++ module holds each parameter too, so none can be swapped: replace them by new
+            # Parameter objects, as Module._apply does without swapping (LIMITS['script_module_identity'])
+            mm.is_traceable_wrapper_subclass = orig
+            try:
+                return orig_apply(self, fn, recurse)
+            finally:
+                mm.is_traceable_wrapper_subclass = is_traceable_wrapper_subclass
         # leaving the device (model.cpu()): swap in place too, so parameter identity survives both ways
         if any(type(p) is SimTensor for p in self._parameters.values()) and \
                 not torch.__future__.get_swap_module_params_on_conversion():

@@ -85,3 +85,28 @@ def test_parameter_on_device_prints_like_cuda():
     m.to("sim")
     r = repr(m.bias)
     assert r.startswith("Parameter containing:\ntensor([") and r.endswith("device='sim:0', requires_grad=True)"), r
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.jit.script(nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))),
+    lambda: torch.jit.trace(nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2)), torch.ones(4, 3)),
+], ids=["script", "trace"])
+def test_a_torchscript_module_moves_to_the_device_trains_and_comes_back(make):
+    # Its C++ module holds the parameters too, so they are replaced rather than swapped
+    # (LIMITS['script_module_identity']): an optimizer built after the move trains them.
+    from grader.simulated import LIMITS
+
+    m = make()
+    before = next(m.parameters())
+    m.to("sim:1")
+    assert next(m.parameters()) is not before and "new Parameter objects" in LIMITS["script_module_identity"].what
+    assert {t.device for t in (*m.parameters(), *m.buffers())} == {torch.device("sim:1")}
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    start = next(m.parameters()).detach().cpu()
+    m(torch.randn(4, 3, device="sim:1")).pow(2).sum().backward()
+    opt.step()
+    assert not torch.equal(next(m.parameters()).detach().cpu(), start)
+    m.cpu()
+    assert m(torch.ones(4, 3)).device.type == "cpu"
+    with pytest.raises(RuntimeError):  # a CPU module given a device batch fails, as on CUDA
+        m(torch.ones(4, 3, device="sim:1"))
