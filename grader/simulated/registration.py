@@ -19,7 +19,9 @@ What it changes in the process, and why each is needed:
   CUDA): wrapper tensors cannot share a TensorImpl type with CPU tensors, so without this ``model.to('sim')``
   would create new Parameter objects and an optimizer built before the move would silently update the
   old CPU ones.  Parameters are swapped in place (``torch.utils.swap_tensors``) instead, and so are tensors
-  whose ``.data`` is set to a tensor of the other kind (``p.data = p.data.to('sim')``);
+  whose ``.data`` is set to a tensor of the other kind (``p.data = p.data.to('sim')``). A TorchScript module's
+  parameters, which its C++ module holds too, are replaced instead (LIMITS['script_module_identity']);
+* a TorchScript module's call puts back the message of an error raised inside it (script_errors.py);
 * ``Tensor.to`` / ``torch.tensor`` / ``torch.as_tensor`` give an index-less ``sim`` the current device
   (C++ would fill in the guard's answer, always 0); ``x.new_tensor(data)`` lands on ``x.device`` (C++ sets
   a device guard to x's device there); ``torch.set_default_device`` still fills in their device;
@@ -50,7 +52,8 @@ import torch
 import torch.nn.functional as F
 from torch.utils._device import _device_constructors
 
-from . import accelerator, autocast, comm, config, generators, gradients, half_fft, sdpa, serialization, streams
+from . import (accelerator, autocast, comm, config, generators, gradients, half_fft, script_errors, sdpa, serialization,
+               streams)
 from .clock import clock
 from .device_module import _DeviceModule
 from .pinned import is_pinned_kernel, pin_memory_kernel
@@ -312,6 +315,7 @@ def register(count: int, profile: str, capacity=None) -> None:
     _patch_autograd()
     gradients.install()
     _patch_module_apply()
+    script_errors.install()
     _patch_set_data()
     _patch_optim()
     _patch_current_device()

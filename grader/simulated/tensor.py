@@ -23,7 +23,7 @@ import weakref
 
 import torch
 
-from . import asserts, config, generators, placement
+from . import asserts, config, generators, placement, script_errors
 from . import limits as _limits
 from .allocator import CachingAllocator
 from .clock import apply_pending, clock, copy_cost, launch, queue_h2d, reason, settle_h2d, sync
@@ -268,6 +268,7 @@ class SimTensor(torch.Tensor):
             # code still holds the exception.  Drop this frame's tensors and clear the frames below.
             args = kwargs = types = a0 = a = out = None  # noqa: F841
             _clear_frames(e.__traceback__)
+            script_errors.remember(e)
             raise
 
 

@@ -170,3 +170,19 @@ def test_a_composite_op_speaks_as_the_kernel_cuda_runs_it_with():
     x = torch.zeros(3, device="sim")
     with pytest.raises(RuntimeError, match=r"but got source is on cpu, .* wrapper_SIM__masked_scatter_\)"):
         x.masked_scatter(x == 0, torch.ones(3))
+
+
+def test_a_device_mix_inside_a_torchscript_module_keeps_its_message():
+    # TorchScript's interpreter drops the text of an error a Python kernel raises; CUDA's C++ error keeps it
+    # (fidelity_cuda.json, "jit.trace on the cpu, then run on the device"): grader/simulated/script_errors.py.
+    class AddsCpuZeros(torch.nn.Module):
+        def forward(self, x):
+            return x + torch.zeros(x.shape)
+
+    for module in (torch.jit.trace(AddsCpuZeros(), torch.ones(2)), torch.jit.script(AddsCpuZeros())):
+        with pytest.raises(RuntimeError) as e:
+            module(torch.ones(2, device="sim"))
+        assert str(e.value).startswith("The following operation failed in the TorchScript interpreter.")
+        assert str(e.value).rstrip().endswith(
+            "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, sim:0 and cpu!")
+        assert module(torch.ones(2)).tolist() == [1.0, 1.0]  # and it still runs where it should
