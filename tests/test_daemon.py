@@ -172,6 +172,18 @@ def test_the_simulated_legs_see_no_gpu_and_the_real_legs_every_gpu(fresh, tmp_pa
     assert found == {"sim": (False, 0), "cuda" if real[0] else "None": real}, found
 
 
+def test_spawn_mode_grades_with_spare_workers_and_stops(fresh):
+    # Where fork is unsafe (macOS), each family's zygote keeps a spawned spare worker warm instead.
+    spawn = {"DEVCOURSE_WORKERS": "spawn"}
+    done = cli("check", NOISE.name, "--solution", env=spawn)
+    assert done.returncode == 0 and "PASSED" in done.stdout, done.stdout + done.stderr
+    assert "does not pass yet" in cli("check", NOISE.name, env=spawn).stdout  # the shipped bug still fails
+    zygotes = serving(fresh)
+    spares = {c for z in zygotes for c in children(z)} - set(zygotes)  # `grader.workers spare`, without the folder
+    assert spares and "stopped" in cli("stop").stdout.lower()
+    assert wait_for(lambda: not serving(fresh) and not any(_stat(p) and _stat(p)[0] != "Z" for p in spares), 30)
+
+
 def test_stop_during_the_warm_up_ends_everything(fresh):
     daemon.ensure()
     assert daemon.stop(fresh)
