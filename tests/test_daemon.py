@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
+import glob
 import os
 import subprocess
 import sys
@@ -269,6 +270,33 @@ def test_a_check_is_graded_by_a_worker_started_before_it_and_stop_ends_the_next_
     assert starts and all(start < sent - tick for start in starts.values()), (sent, starts)
     assert daemon.stop(fresh)
     assert wait_for(lambda: not serving(fresh), 30), "a process of the daemon (a ready handler?) kept running"
+
+
+@pytest.mark.skipif(not glob.glob("/dev/nvidia[0-9]*"), reason="needs an NVIDIA GPU")
+def test_on_a_gpu_machine_the_next_ready_worker_starts_while_a_check_runs(fresh, tmp_path):
+    # Its CUDA contexts take 0.3 to 0.5 s: a check sent right after another must not wait for them. Each real
+    # worker records when its grading began and when its process started, then takes a second: the worker of
+    # the next check must have started while this one was grading (not after it ended, as on a CPU machine).
+    mm = course.get("masked_mean")
+    record = tmp_path / "workers.txt"
+    attempt = tmp_path / "attempt.py"
+    attempt.write_text(  # the simulated family's processes have CUDA_VISIBLE_DEVICES="" (grader.workers)
+        "import os, time\n"
+        "real = os.environ.get('CUDA_VISIBLE_DEVICES') != ''\n"
+        f"with open({str(record)!r}, 'a') as f:\n"
+        "    f.write(repr((real, time.clock_gettime(time.CLOCK_BOOTTIME), "
+        "int(open('/proc/self/stat').read().rsplit(')', 1)[1].split()[19]) / os.sysconf('SC_CLK_TCK'))) + '\\n')\n"
+        "if real:\n"
+        "    time.sleep(1)\n\n" + mm.solution_file.read_text())
+    assert runner.grade(mm, attempt).passed
+    assert wait_for(lambda: warm_zygotes(fresh), 120)
+    time.sleep(1.0)  # idle: the real zygote's ready worker has made its contexts
+    record.write_text("")
+    assert runner.grade(mm, attempt).passed and runner.grade(mm, attempt).passed  # the second sent at once
+    real = [r[1:] for r in map(ast.literal_eval, record.read_text().splitlines()) if r[0]]  # a record per leg
+    first_began, first_started = real[0]
+    second_started = next(started for _, started in real if started != first_started)
+    assert second_started < first_began + 0.5, (first_began, second_started)
 
 
 def test_ready_workers_make_cuda_contexts_unless_told_not_to(monkeypatch):
