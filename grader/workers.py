@@ -9,7 +9,8 @@ GPU and never run learner code. For each job it starts a *worker* that grades on
   Each job has a *handler* (a fork of the zygote that starts the worker, watches it and answers), so that
   a zygote grades several jobs at once (a class graded in parallel, two checks started together). An idle
   zygote keeps one handler and its worker started ahead of the next job (ReadyHandler): on a GPU machine
-  that worker makes CUDA's context on every GPU while the learner edits, instead of during the check;
+  that worker makes CUDA's context on every GPU while the learner edits, instead of during the check, and
+  is forked as soon as the last one is taken;
 * elsewhere (macOS, or `DEVCOURSE_WORKERS=spawn`), a spare worker is kept started and warm, and replaced
   after each job; jobs are graded one at a time.
 
