@@ -772,7 +772,8 @@ def _serve(family: str, folder: Path, digest: str, keep: frozenset[int] = frozen
         _answer(server, zygote, digest, broken)
     finally:
         _unlink_if_ours(path, mine)
-        zygote.spare.proc.kill()
+        if zygote.spare:
+            zygote.spare.proc.kill()
 
 
 def _unlink_if_ours(path: Path, inode: int) -> None:
@@ -789,9 +790,10 @@ def _serve_forked(folder: Path, digest: str) -> None:
     cores, done once for both families): by a fork of it for the real family (a stand-in), which then hands
     the socket back; and by a first simulated zygote, which hands its socket over to a second one, forked after
     the warm-up, once that one is prepared (closing `handover`, the last writer of its `until` pipe). A stop
-    request that reached a stand-in ends everything. The warm-up starts once the stand-ins have graded a job
-    each, or after QUIET_SECONDS without one: on two cores a warm-up running beside the first check's workers
-    would double its time."""
+    request (grader.daemon.stop asks the real family first) that reached the real stand-in ends everything.
+    The warm-up starts once the stand-ins have graded two jobs (a check's, one per family), or after
+    QUIET_SECONDS without one: on two cores a warm-up running beside the first check's workers would double
+    its time."""
     broken = _prepared(_prepare_common)
     # Ended by SIGTERM: still remove the sockets on the way out.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -843,8 +845,6 @@ def serve(folder: Path) -> None:
     digest = code_digest()
     folder.mkdir(parents=True, exist_ok=True)
     if use_fork():
-        import torch  # noqa: F401
-
         _serve_forked(folder, digest)
     else:
         sim = subprocess.Popen([sys.executable, "-m", "grader.workers", "zygote", "--family", "sim",
