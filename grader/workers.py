@@ -340,7 +340,8 @@ class Zygote:
         self.known_children = keep  # our own children that are not workers (the other family's zygote)
         self.private_fds: list[int] = []  # the sockets a worker must not inherit
         self.ready: ReadyHandler | None = None  # fork mode: a handler started ahead of the next job
-        self.warms_gpus = warms_gpus(family) and _has_nvidia_gpus()  # its ready handler's worker makes contexts
+        # Its ready worker makes CUDA's contexts, which takes long enough to start it before the zygote is idle.
+        self.ready_at_once = warms_gpus(family) and _has_nvidia_gpus()
         if sys.platform.startswith("linux"):
             _become_subreaper()  # orphans of the learner's code come back to us, so they can be stopped
 
@@ -675,7 +676,7 @@ def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | 
             # A ready worker that makes CUDA's contexts (0.3 to 0.5 s on 2 x H100) is started as soon as the last
             # one is taken, so that a check sent right after another finds it ready; elsewhere once idle.
             if zygote.fork and not broken and zygote.ready is None and (
-                    not handlers or (zygote.warms_gpus and len(handlers) < MAX_JOBS)):
+                    not handlers or (zygote.ready_at_once and len(handlers) < MAX_JOBS)):
                 zygote.private_fds = [server.fileno(), *(fd for fd in (until, graded) if fd is not None)]
                 zygote.ready = ReadyHandler(zygote, graded)
             if len(handlers) >= MAX_JOBS:
