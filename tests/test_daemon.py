@@ -238,10 +238,14 @@ def test_devcourse_check_starts_grading_before_the_rest_of_the_tool():
     assert not runner._SOON
 
 
-def _started_at(pid_and_ticks: str) -> float:
+#: Python source, for a submission: its process's start time in clock ticks since boot (/proc/self/stat).
+START_TICKS = "open('/proc/self/stat').read().rsplit(')', 1)[1].split()[19]"
+
+
+def _started_at(ticks) -> float:
     """When a process started, in seconds since boot (CLOCK_BOOTTIME), from its /proc start time in clock ticks:
     exact to a tick, where btime (whole seconds) would blur it by up to a second."""
-    return int(pid_and_ticks.split()[1]) / os.sysconf("SC_CLK_TCK")
+    return int(ticks) / os.sysconf("SC_CLK_TCK")
 
 
 def test_a_check_is_graded_by_a_worker_started_before_it_and_stop_ends_the_next_one(fresh, tmp_path):
@@ -253,7 +257,7 @@ def test_a_check_is_graded_by_a_worker_started_before_it_and_stop_ends_the_next_
     attempt.write_text(
         "import os\n"
         f"with open({str(record)!r}, 'a') as f:\n"
-        "    f.write(f\"{os.getpid()} {open('/proc/self/stat').read().rsplit(')', 1)[1].split()[19]}\\n\")\n\n"
+        f"    f.write(f\"{{os.getpid()}} {{{START_TICKS}}}\\n\")\n\n"
         + mm.solution_file.read_text())
     assert runner.grade(mm, attempt).passed
     # A learner reads the result and edits: meanwhile the zygotes finish warming up, and each forks a ready
@@ -265,7 +269,7 @@ def test_a_check_is_graded_by_a_worker_started_before_it_and_stop_ends_the_next_
     sent = time.clock_gettime(time.CLOCK_BOOTTIME)
     record.write_text("")
     assert runner.grade(mm, attempt).passed
-    starts = {line.split()[0]: _started_at(line) for line in record.read_text().splitlines()}
+    starts = {pid: _started_at(ticks) for pid, ticks in map(str.split, record.read_text().splitlines())}
     tick = 1 / os.sysconf("SC_CLK_TCK")  # a start time is rounded down to a tick
     assert starts and all(start < sent - tick for start in starts.values()), (sent, starts)
     assert daemon.stop(fresh)
@@ -284,8 +288,7 @@ def test_on_a_gpu_machine_the_next_ready_worker_starts_while_a_check_runs(fresh,
         "import os, time\n"
         "real = os.environ.get('CUDA_VISIBLE_DEVICES') != ''\n"
         f"with open({str(record)!r}, 'a') as f:\n"
-        "    f.write(repr((real, time.clock_gettime(time.CLOCK_BOOTTIME), "
-        "int(open('/proc/self/stat').read().rsplit(')', 1)[1].split()[19]) / os.sysconf('SC_CLK_TCK'))) + '\\n')\n"
+        f"    f.write(repr((real, time.clock_gettime(time.CLOCK_BOOTTIME), {START_TICKS})) + '\\n')\n"
         "if real:\n"
         "    time.sleep(1)\n\n" + mm.solution_file.read_text())
     assert runner.grade(mm, attempt).passed
@@ -293,7 +296,8 @@ def test_on_a_gpu_machine_the_next_ready_worker_starts_while_a_check_runs(fresh,
     time.sleep(1.0)  # idle: the real zygote's ready worker has made its contexts
     record.write_text("")
     assert runner.grade(mm, attempt).passed and runner.grade(mm, attempt).passed  # the second sent at once
-    real = [r[1:] for r in map(ast.literal_eval, record.read_text().splitlines()) if r[0]]  # a record per leg
+    records = map(ast.literal_eval, record.read_text().splitlines())
+    real = [(began, _started_at(ticks)) for is_real, began, ticks in records if is_real]  # a record per leg
     first_began, first_started = real[0]
     second_started = next(started for _, started in real if started != first_started)
     assert second_started < first_began + 0.5, (first_began, second_started)
