@@ -15,8 +15,8 @@ GPU and never run learner code. For each job it starts a *worker* that grades on
   after each job; jobs are graded one at a time.
 
 A zygote answers at once after its start, through a *stand-in* (a fork) while it imports what only some
-learner code needs (WARM_UP_IMPORTS), then takes over. In fork mode both families share one import of torch,
-pytest, the grader and WARM_UP_IMPORTS (_serve_forked).
+learner code needs (WARM_UP_IMPORTS), then takes over. In fork mode one process imports torch for both
+families, and WARM_UP_IMPORTS on a second core while the stand-ins answer the first checks (_serve_forked).
 
 The worker runs pytest in-process and sends its records through a pipe of its own, each stamped with a
 token the zygote made for this job. The zygote trusts only what it can check: the list of checks sent
@@ -277,7 +277,7 @@ class ReadyHandler:
     context made on every GPU, 0.3 to 0.6 s on an H100 machine). The zygote keeps one while it is idle and hands
     the next job's connection to it (SCM_RIGHTS over a socket pair): that check starts grading at once."""
 
-    def __init__(self, zygote: "Zygote", graded: int | None = None):
+    def __init__(self, zygote: "Zygote"):
         self.chan, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.pid = _fork()
         if self.pid == 0:
@@ -286,13 +286,13 @@ class ReadyHandler:
             try:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 _become_subreaper()  # the orphans of its worker's code come back to the handler, which stops them
-                code = self._serve_one(zygote, theirs, graded)
+                code = self._serve_one(zygote, theirs)
             finally:
                 _exit(code)
         theirs.close()
 
     @staticmethod
-    def _serve_one(zygote: "Zygote", chan: socket.socket, graded: int | None) -> int:
+    def _serve_one(zygote: "Zygote", chan: socket.socket) -> int:
         worker = ForkedWorker(zygote, warm_gpus=warms_gpus(zygote.family), private_fds=(chan.fileno(),))
         try:
             data, fds, _, _ = socket.recv_fds(chan, 1 << 20, 1)
@@ -303,7 +303,6 @@ class ReadyHandler:
             return 0
         with socket.socket(fileno=fds[0]) as conn, conn.makefile("wb") as stream:
             _reply(stream, _graded_reply(zygote, json.loads(data), worker))
-        _notify(graded)
         return 0
 
     def take(self, conn: socket.socket, job: dict) -> int | None:
@@ -585,10 +584,10 @@ def _dtensor_class_placeholder():
 
 #: Imported by every grading run (pytest's debugging and config plugins); cheap, so before the first job.
 FIRST_JOB_IMPORTS = ("pdb", "faulthandler", "tomllib", "_pytest._argcomplete")
-#: Imported on first use by some learner code, and slow: an optimizer's first step imports torch._dynamo
-#: (PyTorch wraps it in torch._disable_dynamo), about a second and a half on two cores. A zygote imports it
-#: after it has started answering (see _serve_forked), so that no first check waits for it. Rarer first uses are
-#: left to the check that needs them (a notebook submission imports nbformat; code that imports
+#: Imported on first use by some learner code, and slow: building an optimizer imports torch._dynamo (PyTorch
+#: wraps its methods in torch._disable_dynamo), a second on two cores. A zygote imports it while its stand-in
+#: answers (see _serve_forked): only a check that needs it and comes in that second waits for it. Rarer first
+#: uses are left to the check that needs them (a notebook submission imports nbformat; code that imports
 #: torch.distributed.tensor, that module): a longer warm-up would slow the checks made while it runs.
 WARM_UP_IMPORTS = ("torch._dynamo", "numpy.random", "multiprocessing.popen_fork", "multiprocessing.queues",
                    "multiprocessing.synchronize", "torch.utils.data._utils.pin_memory")
@@ -620,14 +619,13 @@ def _prepared(prepare, *args) -> str | None:
 
 
 STOP_ALL = 3  # exit code of a zygote that was asked to stop the daemon
-QUIET_SECONDS = 1.0  # see _serve_forked
 
 
 def _fork_zygote(family: str, folder: Path, server: socket.socket, digest: str, broken: str | None,
-                 until: int | None = None, graded: int | None = None, close=(), handover: int | None = None) -> int:
+                 until: int | None = None, close=(), handover: int | None = None, prepare=None) -> int:
     """Fork a zygote of `family` that answers on `server` (until the pipe `until`, if given, is closed); its pid.
-    The fork first closes `close` (what is not its own), prepares its family, then closes `handover` (see
-    _serve_forked)."""
+    The fork first closes `close` (what is not its own), prepares its family (or calls `prepare`, which returns
+    why it could not and the pids of the children it made), then closes `handover` (see _serve_forked)."""
     # SIGTERM (see _serve_forked) waits until the fork runs our code: in fork's own after-fork hooks, the
     # exception that ends the process would be ignored, and the fork would answer on.
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
@@ -640,11 +638,15 @@ def _fork_zygote(family: str, folder: Path, server: socket.socket, digest: str, 
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         for fd in close:
             os.close(fd)
+        made: set[int] = set()
+        if prepare is not None:
+            failed, made = prepare()
+            broken = broken or failed
         broken = broken or _prepared(_prepare_family, family)
         if handover is not None:
             os.close(handover)
-        zygote = Zygote(family, folder, set())
-        code = STOP_ALL if _answer(server, zygote, digest, broken, until, graded) == "stop" else 0
+        zygote = Zygote(family, folder, made)
+        code = STOP_ALL if _answer(server, zygote, digest, broken, until) == "stop" else 0
     finally:
         _exit(code)
 
@@ -660,11 +662,11 @@ def _listen(folder: Path, family: str) -> tuple[socket.socket, Path, int]:
 
 
 def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | None,
-            until: int | None = None, graded: int | None = None) -> str:
+            until: int | None = None) -> str:
     """Answer requests until idle ("idle"), told to stop ("stop"), or `until` (a pipe) is closed ("handed").
-    Each job is graded by a handler process of its own (up to MAX_JOBS at once), which answers it and writes
-    a byte to `graded` (a pipe). With `broken` (why this family's grader could not be prepared), every job is
-    answered with that reason. Returns once the jobs in progress are answered."""
+    Each job is graded by a handler process of its own (up to MAX_JOBS at once), which answers it. With
+    `broken` (why this family's grader could not be prepared), every job is answered with that reason. Returns
+    once the jobs in progress are answered."""
     sel = selectors.DefaultSelector()
     sel.register(server, selectors.EVENT_READ)
     if until is not None:
@@ -677,8 +679,8 @@ def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | 
             # one is taken, so that a check sent right after another finds it ready; elsewhere once idle.
             if zygote.fork and not broken and zygote.ready is None and (
                     not handlers or (zygote.ready_at_once and len(handlers) < MAX_JOBS)):
-                zygote.private_fds = [server.fileno(), *(fd for fd in (until, graded) if fd is not None)]
-                zygote.ready = ReadyHandler(zygote, graded)
+                zygote.private_fds = [server.fileno(), *([until] if until is not None else [])]
+                zygote.ready = ReadyHandler(zygote)
             if len(handlers) >= MAX_JOBS:
                 time.sleep(0.01)
                 continue
@@ -690,7 +692,7 @@ def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | 
             if until in ready:
                 return "handed"
             conn, _ = server.accept()
-            zygote.private_fds = [server.fileno(), conn.fileno(), *(fd for fd in (until, graded) if fd is not None)]
+            zygote.private_fds = [server.fileno(), conn.fileno(), *([until] if until is not None else [])]
             with conn, conn.makefile("rwb") as stream:
                 request = json.loads(stream.readline() or b"{}")
                 if request.get("stop"):
@@ -704,10 +706,9 @@ def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | 
                 elif zygote.fork:
                     ready, zygote.ready = zygote.ready, None
                     pid = ready.take(conn, request["job"]) if ready else None
-                    handlers.add(pid if pid is not None else _handle(zygote, stream, request["job"], graded))
+                    handlers.add(pid if pid is not None else _handle(zygote, stream, request["job"]))
                 else:  # spawn mode: one job at a time, each in a warm spare
                     _reply(stream, _graded_reply(zygote, request["job"]))
-                    _notify(graded)
     finally:
         sel.close()
         if zygote.ready is not None:
@@ -721,7 +722,7 @@ def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | 
 MAX_JOBS = max(2, os.cpu_count() or 2)  # jobs a zygote grades at once
 
 
-def _handle(zygote: "Zygote", stream, job: dict, graded: int | None) -> int:
+def _handle(zygote: "Zygote", stream, job: dict) -> int:
     """Fork a handler that grades `job` (in a worker of its own), answers on `stream` and ends; its pid."""
     pid = _fork()
     if pid:
@@ -731,7 +732,6 @@ def _handle(zygote: "Zygote", stream, job: dict, graded: int | None) -> int:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         _become_subreaper()  # the orphans of its worker's code come back to the handler, which stops them
         _reply(stream, _graded_reply(zygote, job))
-        _notify(graded)
         code = 0
     finally:
         _exit(code)
@@ -747,12 +747,6 @@ def _graded_reply(zygote: "Zygote", job: dict, worker: ForkedWorker | None = Non
 def _reply(stream, reply: dict) -> None:
     stream.write((json.dumps(reply) + "\n").encode())
     stream.flush()
-
-
-def _notify(fd: int | None) -> None:
-    if fd is not None:
-        with contextlib.suppress(OSError):
-            os.write(fd, b".")
 
 
 def _reap(handlers: set[int]) -> None:
@@ -784,18 +778,15 @@ def _unlink_if_ours(path: Path, inode: int) -> None:
 
 
 def _serve_forked(folder: Path, digest: str) -> None:
-    """Fork mode. This process imports torch, pytest and the grader once for both families, then becomes the
-    real family's zygote; the simulated family's zygote is a fork of it that installs the simulator.
-
-    The first checks are answered at once, while this process imports WARM_UP_IMPORTS (a second on two
-    cores, done once for both families): by a fork of it for the real family (a stand-in), which then hands
-    the socket back; and by a first simulated zygote, which hands its socket over to a second one, forked after
-    the warm-up, once that one is prepared (closing `handover`, the last writer of its `until` pipe). A stop
-    request (grader.daemon.stop asks the real family first) that reached the real stand-in ends everything.
-    The warm-up starts once the stand-ins have graded two jobs (a check's, one per family), or after
-    QUIET_SECONDS without one: on two cores a warm-up running beside the first check's workers would double
-    its time."""
-    broken = _prepared(_prepare_common)
+    """Fork mode. This process imports torch, then forks the real family's *stand-in*, which imports pytest and
+    the grader, forks the simulated family's first zygote (which installs the simulator, 20 ms) and answers the
+    first checks; meanwhile this process imports the same and WARM_UP_IMPORTS, which only some learner code
+    needs but which take a second, on the other core. It then takes the real socket back from the stand-in
+    and forks a second simulated zygote, which inherits the warm-up; the first hands its socket over once the
+    second is prepared (closing `handover`, the last writer of its `until` pipe). A stop request
+    (grader.daemon.stop asks the real family first) that reached the stand-in ends everything."""
+    broken = _prepared(_import_torch)
+    _become_subreaper()  # the first simulated zygote, the stand-in's child, comes back to us when the stand-in ends
     # Ended by SIGTERM: still remove the sockets on the way out.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     (real, real_path, real_ino), (sim, sim_path, sim_ino) = (_listen(folder, fam) for fam in FAMILIES)
@@ -805,23 +796,27 @@ def _serve_forked(folder: Path, digest: str) -> None:
             sims.append(_fork_zygote("sim", folder, sim, digest, broken, close=[real.fileno()]))
             sim.close()
         else:
-            graded_r, graded_w = os.pipe()  # a byte per job graded by a stand-in
-            real_r, real_w = os.pipe()  # closed: the real stand-in hands the socket back
+            real_r, real_w = os.pipe()  # closed: the stand-in hands the real socket back
             sim_r, handover = os.pipe()  # closed here and by the second simulated zygote: the first hands over
-            standin = _fork_zygote("real", folder, real, digest, None, real_r, graded_w,
-                                   close=[sim.fileno(), graded_r, real_w, sim_r, handover])
-            sims.append(_fork_zygote("sim", folder, sim, digest, None, sim_r, graded_w,
-                                     close=[real.fileno(), graded_r, real_r, real_w, handover]))
-            for fd in (real_r, sim_r, graded_w):
-                os.close(fd)
-            _wait_for_first_jobs(graded_r)
-            os.close(graded_r)
+
+            def prepare_both() -> tuple[str | None, set[int]]:  # in the stand-in
+                failed = _prepared(_prepare_common)
+                first_sim = _fork_zygote("sim", folder, sim, digest, failed, sim_r, close=[real.fileno(), real_r])
+                sim.close()
+                os.close(sim_r)
+                return failed, {first_sim}
+
+            standin = _fork_zygote("real", folder, real, digest, None, real_r, close=[real_w, handover],
+                                   prepare=prepare_both)
+            os.close(real_r)
+            os.close(sim_r)
+            broken = _prepared(_prepare_common)
             _warm_up()
             os.close(real_w)
             _, status = os.waitpid(standin, 0)  # it ends once its jobs in progress are answered
             if os.waitstatus_to_exitcode(status) == STOP_ALL:
                 return
-            sims.append(_fork_zygote("sim", folder, sim, digest, None, close=[real.fileno()], handover=handover))
+            sims.append(_fork_zygote("sim", folder, sim, digest, broken, close=[real.fileno()], handover=handover))
             os.close(handover)
             sim.close()
         _answer(real, Zygote("real", folder, set(sims)), digest, broken)
@@ -833,13 +828,8 @@ def _serve_forked(folder: Path, digest: str) -> None:
                 os.kill(pid, signal.SIGTERM)
 
 
-def _wait_for_first_jobs(graded: int, jobs: int = 2) -> None:
-    """Until `jobs` jobs are graded (a check has a job per family), or no job ends for QUIET_SECONDS."""
-    while jobs > 0 and selectors.select.select([graded], [], [], QUIET_SECONDS)[0]:
-        got = os.read(graded, jobs)
-        if not got:
-            return
-        jobs -= len(got)
+def _import_torch() -> None:
+    import torch  # noqa: F401
 
 
 def serve(folder: Path) -> None:
