@@ -185,6 +185,21 @@ def test_spawn_mode_grades_with_spare_workers_and_stops(fresh):
     assert wait_for(lambda: not serving(fresh) and not any(_stat(p) and _stat(p)[0] != "Z" for p in spares), 30)
 
 
+@pytest.mark.parametrize("missing", ["torch/__init__.py", "pytest_timeout.py"])
+def test_grading_processes_that_cannot_start_fail_each_check_with_the_reason(fresh, tmp_path, missing):
+    # torch fails in the daemon's first step; pytest_timeout in what the stand-in and the daemon prepare after it.
+    shadow = tmp_path / "shadow" / missing
+    shadow.parent.mkdir(parents=True)
+    shadow.write_text("raise ImportError('not installed here')\n")
+    env = {"PYTHONPATH": f"{tmp_path / 'shadow'}{os.pathsep}{ROOT}"}
+    for _ in range(2):  # the first check starts the daemon; the second finds it running
+        done = cli("check", NOISE.name, "--solution", env=env)
+        assert done.returncode == 1 and "the grading processes could not start: ImportError: not installed here" \
+            in done.stdout, done.stdout + done.stderr
+    assert "stopped" in cli("stop", env=env).stdout.lower()
+    assert wait_for(lambda: not serving(fresh), 30)
+
+
 def test_stop_during_the_warm_up_ends_everything(fresh):
     daemon.ensure()
     assert daemon.stop(fresh)
