@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What the maintainers run on a GPU machine to produce the GPU results kept in the repo, as they come out:
-#   fidelity  the simulated accelerator against real CUDA, with every GPU and with one (grader/simulated/)
+#   fidelity  the simulated accelerator against real CUDA, with every GPU and with one, and CUDA's answer to
+#             each OpInfo operator given a CPU tensor among device tensors (grader/simulated/cpu_mixes_*.json)
 #   verdicts  every exercise, solution and other submission graded on every leg, with every GPU and with one
 #             (grader/verdicts/; tests/test_verdicts.py reads them)
 #   course    the course self-check (tests/test_course.py) on the real GPUs
@@ -30,6 +31,8 @@ if want fidelity; then  # beside the verdicts: their processes use few of the ma
   if [ "$ngpu" -gt 1 ]; then
     CUDA_VISIBLE_DEVICES=0 python3 -m grader.simulated.fidelity --device cuda --out "$out/fidelity_cuda_1gpu.json" >> "$out/fidelity.log" 2>&1
   fi
+  python3 tests/simulated/mix_sweep.py cuda --out "$out/cpu_mixes_sweep_cuda.json" --rules "$out/cpu_mixes_cuda.json" \
+    >> "$out/fidelity.log" 2>&1
   } &
 fi
 if want verdicts; then

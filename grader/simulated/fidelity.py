@@ -3017,6 +3017,456 @@ def _c_autocast_cpu_type_on_device(dev):
     return out
 
 
+
+# ---------------------------------------------------------------- twelfth session: CPU tensors and everyday code
+# ---------------------------------------------------------------- 0-dim tensors, scalars and dtype promotion
+@case("clamp of a cpu tensor with a 0-dim device bound")
+def _n_clamp_cpu_self_device_bound(dev):
+    return torch.arange(4.0).clamp(min=torch.tensor(1.5, device=dev))
+
+
+@case("addcdiv with two 0-dim cpu tensors")
+def _n_addcdiv_cpu_scalars(dev):
+    x = torch.ones(3, device=dev)
+    return torch.addcdiv(x, torch.tensor(3.0), torch.tensor(2.0), value=0.5).cpu()
+
+
+@case("pow of a 0-dim cpu base to a device exponent")
+def _n_pow_cpu_base(dev):
+    out = torch.pow(torch.tensor(2.0), torch.arange(3.0, device=dev))
+    return [out.device, out.cpu()]
+
+
+@case("float16 device tensor plus a 0-dim cpu float64 tensor: result dtype")
+def _n_half_plus_cpu_double_scalar(dev):
+    out = torch.ones(2, device=dev, dtype=torch.float16) + torch.tensor(0.25, dtype=torch.float64)
+    return [out.dtype, out.device, out.cpu()]
+
+
+@case("uint8 device tensor plus a 0-dim cpu int64 of 300")
+def _n_uint8_plus_300(dev):
+    out = torch.tensor([1, 250], dtype=torch.uint8, device=dev) + torch.tensor(300)
+    return [out.dtype, out.cpu()]
+
+
+@case("int64 device tensor divided by a 0-dim cpu int64")
+def _n_int_div_cpu_scalar(dev):
+    x = torch.tensor([3, 4, 7], device=dev)
+    d = torch.tensor(2)
+    return [(x / d).dtype, (x / d).cpu(), (x // d).cpu(), torch.div(x, d, rounding_mode="floor").dtype]
+
+
+@case("0-dim tensor on :1 times a tensor on :0", needs_2=True)
+def _n_scalar_on_1_times_0(dev):
+    return torch.ones(3, device=f"{dev}:0") * torch.tensor(2.0, device=f"{dev}:1")
+
+
+@case("masked_fill of a :0 tensor with a 0-dim value on :1", needs_2=True)
+def _n_masked_fill_value_on_1(dev):
+    x = torch.zeros(3, device=f"{dev}:0")
+    mask = torch.tensor([True, False, True], device=f"{dev}:0")
+    return x.masked_fill(mask, torch.tensor(5.0, device=f"{dev}:1")).cpu()
+
+
+@case("index_fill_ with a 0-dim cpu value tensor")
+def _n_index_fill_cpu_value(dev):
+    x = torch.zeros(4, device=dev)
+    return x.index_fill_(0, torch.tensor([1, 3], device=dev), torch.tensor(7.0)).cpu()
+
+
+@case("torch.cat of a device tensor and an empty 1-D cpu tensor")
+def _n_cat_empty_cpu(dev):
+    out = torch.cat([torch.ones(2, 2, device=dev), torch.tensor([])])
+    return [out.shape, out.device]
+
+
+@case("torch.add of cpu tensors into a device out=")
+def _n_add_cpu_into_device_out(dev):
+    out = torch.empty(3, device=dev)
+    torch.add(torch.ones(3), torch.ones(3), out=out)
+    return out.cpu()
+
+
+@case("torch.dot of a device and a cpu vector")
+def _n_dot_mixed(dev):
+    return torch.dot(torch.ones(3, device=dev), torch.ones(3))
+
+
+@case("block_diag of a device and a cpu matrix")
+def _n_block_diag_mixed(dev):
+    return torch.block_diag(torch.ones(2, 2, device=dev), torch.ones(1, 1))
+
+
+@case("meshgrid of a device and a cpu arange")
+def _n_meshgrid_mixed(dev):
+    ys, xs = torch.meshgrid(torch.arange(2, device=dev), torch.arange(3), indexing="ij")
+    return [ys.device, xs.device]
+
+
+@case("take_along_dim of a cpu tensor with device indices")
+def _n_take_along_dim_cpu_self(dev):
+    idx = torch.tensor([[1], [0]], device=dev)
+    return torch.take_along_dim(torch.arange(6.0).view(2, 3), idx, dim=1)
+
+
+@case("index_add_ of cpu values into a device tensor")
+def _n_index_add_cpu_source(dev):
+    x = torch.zeros(3, device=dev)
+    return x.index_add_(0, torch.tensor([0, 2], device=dev), torch.ones(2)).cpu()
+
+
+@case("index_put_ of a device tensor with cpu indices and device values")
+def _n_index_put_cpu_indices(dev):
+    x = torch.zeros(2, 3, device=dev)
+    rows, cols = torch.tensor([0, 1, 1]), torch.tensor([2, 0, 0])
+    x.index_put_((rows, cols), torch.ones(3, device=dev), accumulate=True)
+    return x.cpu()
+
+
+# ---------------------------------------------------------------- sizes, bounds and arguments from device tensors
+@case("narrow with a 0-dim device start")
+def _n_narrow_device_start(dev):
+    x = torch.arange(6.0, device=dev)
+    return x.narrow(0, torch.tensor(2, device=dev), 3).cpu()
+
+
+@case("slice with bounds from a 1-element device tensor")
+def _n_slice_device_bounds(dev):
+    x = torch.arange(6.0, device=dev)
+    i = torch.tensor([2], device=dev)
+    return x[i:i + 2].cpu()
+
+
+@case("interpolate to a size read from a device tensor")
+def _n_interpolate_device_size(dev):
+    size = torch.tensor([4, 6], device=dev)
+    out = torch.nn.functional.interpolate(torch.ones(1, 1, 2, 3, device=dev), size=(size[0], size[1]), mode="nearest")
+    return [out.shape, out.device]
+
+
+@case("dropout with p as a 0-dim device tensor")
+def _n_dropout_tensor_p(dev):
+    return torch.nn.functional.dropout(torch.ones(4, device=dev), p=torch.tensor(0.0, device=dev), training=True).cpu()
+
+
+@case("apply_ of a device tensor")
+def _n_apply_device(dev):
+    return torch.arange(3.0, device=dev).apply_(lambda v: v * 2)
+
+
+# ---------------------------------------------------------------- python and numpy interop
+@case("python max() over a list of device losses")
+def _n_python_max_device_losses(dev):
+    losses = [torch.tensor(v, device=dev) for v in (0.5, 2.0, 1.0)]
+    best = max(losses)
+    return [best.device, best.item(), sorted(losses)[0].item()]
+
+
+@case("device equality with strings and with an index-less device")
+def _n_device_equality(dev):
+    x = torch.ones(1, device=dev)
+    return [x.device == torch.device(dev), x.device == torch.device(f"{dev}:0"), x.device == f"{dev}:0",
+            x.device.type == dev, x.device.index, torch.device(dev).index]
+
+
+# ---------------------------------------------------------------- factories
+@case("factories with device= taken from a tensor on :1", needs_2=True)
+def _n_factories_from_tensor_on_1(dev):
+    x = torch.ones(2, device=f"{dev}:1")
+    return [torch.arange(3, device=x.device).device, torch.tensor([1.0], device=x.device).device,
+            torch.randn(2, device=x.device).device, torch.full((2,), 3.0, device=x.device).device]
+
+
+# ---------------------------------------------------------------- views, strides and in-place
+@case("copy_ of a cpu tensor into a transposed view of a device tensor")
+def _n_copy_into_transposed_view(dev):
+    x = torch.zeros(2, 3, device=dev)
+    x.t().copy_(torch.arange(6.0).view(3, 2))
+    return x.cpu()
+
+
+@case("assign a cpu patch into a slice of a device image")
+def _n_assign_cpu_patch(dev):
+    img = torch.zeros(1, 4, 4, device=dev)
+    img[:, 1:3, 1:3] = torch.ones(1, 2, 2)
+    return [img.device, img.sum().item()]
+
+
+# ---------------------------------------------------------------- modules, hooks, parametrizations
+@case("forward hook returning a cpu output")
+def _n_forward_hook_cpu_output(dev):
+    model = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Linear(3, 1)).to(dev)
+    model[0].register_forward_hook(lambda m, inp, out: out.detach().cpu())
+    return model(torch.ones(2, 3, device=dev))
+
+
+@case("parametrization with a plain cpu tensor attribute after module.to(device)")
+def _n_parametrization_cpu_attribute(dev):
+    class Masked(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mask = torch.tensor([[1.0, 0.0, 1.0]])
+
+        def forward(self, w):
+            return w * self.mask
+
+    lin = torch.nn.Linear(3, 1)
+    torch.nn.utils.parametrize.register_parametrization(lin, "weight", Masked())
+    lin = lin.to(dev)
+    return lin(torch.ones(2, 3, device=dev))
+
+
+@case("vector_to_parameters of a cpu vector into device parameters")
+def _n_vector_to_parameters_cpu(dev):
+    model = torch.nn.Linear(2, 1).to(dev)
+    torch.nn.utils.vector_to_parameters(torch.arange(3.0), model.parameters())
+    return [model.weight.device, model.bias.device]
+
+
+@case("tied embedding and output weights stay tied after model.to(device)")
+def _n_tied_weights(dev):
+    emb = torch.nn.Embedding(5, 3)
+    head = torch.nn.Linear(3, 5, bias=False)
+    head.weight = emb.weight
+    model = torch.nn.ModuleDict({"emb": emb, "head": head}).to(dev)
+    return [model["head"].weight is model["emb"].weight, model["head"].weight.device,
+            len(list(model.parameters()))]
+
+
+@case("a meta-device model .to(device)")
+def _n_meta_model_to(dev):
+    with torch.device("meta"):
+        model = torch.nn.Linear(2, 2)
+    return model.to(dev).weight.device
+
+
+@case("to_empty(device=) of a meta-device model, then reset_parameters")
+def _n_meta_to_empty(dev):
+    with torch.device("meta"):
+        model = torch.nn.Linear(2, 2)
+    model.to_empty(device=dev)
+    model.reset_parameters()
+    return [model.weight.device, model.bias.device, model(torch.ones(1, 2, device=dev)).shape]
+
+
+@case("module.to(device, float64) keeps integer buffers integer")
+def _n_to_device_and_dtype(dev):
+    bn = torch.nn.BatchNorm1d(2).to(dev, torch.float64)
+    return [bn.weight.dtype, bn.running_mean.dtype, bn.num_batches_tracked.dtype, bn.num_batches_tracked.device]
+
+
+@case("full_backward_hook on a device module: gradient devices")
+def _n_full_backward_hook(dev):
+    seen = []
+    lin = torch.nn.Linear(3, 2).to(dev)
+    lin.register_full_backward_hook(lambda m, gin, gout: seen.extend([gin[0].device, gout[0].device]))
+    x = torch.ones(1, 3, device=dev, requires_grad=True)
+    lin(x).sum().backward()
+    return seen
+
+
+# ---------------------------------------------------------------- training steps, initialisation, mixed precision
+@case("SGD with momentum over a cpu and a device parameter")
+def _n_sgd_cpu_and_device(dev):
+    a = torch.nn.Parameter(torch.ones(2))
+    b = torch.nn.Parameter(torch.ones(2, device=dev))
+    opt = torch.optim.SGD([a, b], lr=0.5, momentum=0.9)
+    (a.sum() + b.sum().cpu()).backward()
+    opt.step()
+    return [a.detach(), b.detach().cpu(), opt.state[b]["momentum_buffer"].device]
+
+
+@case("GradScaler of the device scaling a cpu loss")
+def _n_grad_scaler_cpu_loss(dev):
+    scaler = torch.amp.GradScaler(dev, init_scale=4.0)
+    scaled = scaler.scale(torch.tensor(1.5))
+    return [scaled.device, scaled.item()]
+
+
+@case("autocast bfloat16 Linear of a float64 input")
+def _n_autocast_linear_float64(dev):
+    lin = torch.nn.Linear(2, 2).to(dev)
+    with torch.autocast(device_type=dev, dtype=torch.bfloat16):
+        out = lin(torch.ones(3, 2, device=dev, dtype=torch.float64))
+        added = out + torch.ones(3, 2, device=dev)
+    return [out.dtype, added.dtype]
+
+
+@case("autocast on the device leaves a cpu matmul in float32")
+def _n_autocast_device_cpu_matmul(dev):
+    with torch.autocast(device_type=dev, dtype=torch.bfloat16):
+        cpu_out = torch.ones(2, 2) @ torch.ones(2, 2)
+        dev_out = torch.ones(2, 2, device=dev) @ torch.ones(2, 2, device=dev)
+    return [cpu_out.dtype, dev_out.dtype]
+
+
+# ---------------------------------------------------------------- RNN cells
+@case("GRUCell on the device, hidden state on the cpu")
+def _n_grucell_cpu_hidden(dev):
+    cell = torch.nn.GRUCell(3, 2).to(dev)
+    return cell(torch.ones(4, 3, device=dev), torch.zeros(4, 2))
+
+
+@case("LSTM on :1, initial state on :0", needs_2=True)
+def _n_lstm_on_1_state_on_0(dev):
+    lstm = torch.nn.LSTM(3, 2).to(f"{dev}:1")
+    h = torch.zeros(1, 2, 2, device=f"{dev}:0")
+    return lstm(torch.ones(4, 2, 3, device=f"{dev}:1"), (h, h))
+
+
+# ---------------------------------------------------------------- losses and embeddings
+@case("cross_entropy of 4-D segmentation logits with a cpu target")
+def _n_ce_segmentation_cpu_target(dev):
+    return torch.nn.functional.cross_entropy(torch.zeros(1, 3, 2, 2, device=dev), torch.zeros(1, 2, 2, dtype=torch.long))
+
+
+@case("l1_loss against a 0-dim cpu target")
+def _n_l1_loss_cpu_scalar_target(dev):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = torch.nn.functional.l1_loss(torch.arange(3.0, device=dev), torch.tensor(1.0))
+    return [out.device, out.item()]
+
+
+@case("EmbeddingBag (sum) with cpu per_sample_weights")
+def _n_embedding_bag_cpu_weights(dev):
+    bag = torch.nn.EmbeddingBag(5, 2, mode="sum").to(dev)
+    return bag(torch.tensor([[1, 2]], device=dev), per_sample_weights=torch.tensor([[0.5, 2.0]]))
+
+
+@case("Embedding(sparse=True) on the device: gradient layout and device")
+def _n_embedding_sparse_grad(dev):
+    emb = torch.nn.Embedding(5, 2, sparse=True).to(dev)
+    emb(torch.tensor([1, 1, 3], device=dev)).sum().backward()
+    g = emb.weight.grad
+    return [g.layout, g.device, g.coalesce().values().sum().item()]
+
+
+# ---------------------------------------------------------------- data pipeline
+@case("default_collate of dicts of device tensors and python floats")
+def _n_default_collate_dicts(dev):
+    from torch.utils.data import default_collate
+
+    batch = default_collate([{"x": torch.ones(2, device=dev), "w": 0.5}, {"x": torch.zeros(2, device=dev), "w": 1.5}])
+    return [batch["x"].device, batch["x"].shape, batch["w"].device, batch["w"].dtype]
+
+
+@case("WeightedRandomSampler over device weights")
+def _n_weighted_sampler_device(dev):
+    from torch.utils.data import WeightedRandomSampler
+
+    torch.manual_seed(0)
+    sampler = WeightedRandomSampler(torch.tensor([0.0, 1.0, 0.0], device=dev), num_samples=3)
+    return list(sampler)
+
+
+@case("SubsetRandomSampler over device indices")
+def _n_subset_sampler_device(dev):
+    from torch.utils.data import SubsetRandomSampler
+
+    torch.manual_seed(0)
+    items = list(SubsetRandomSampler(torch.tensor([4, 4, 4], device=dev)))
+    return [type(items[0]).__name__, items[0].device, [int(i) for i in items]]
+
+
+# ---------------------------------------------------------------- checkpoints
+@case("torch.load with dict map_location from :1 to :0", needs_2=True)
+def _n_load_map_1_to_0(dev):
+    buf = io.BytesIO()
+    torch.save({"a": torch.ones(2, device=f"{dev}:1"), "b": torch.ones(2)}, buf)
+    buf.seek(0)
+    sd = torch.load(buf, map_location={f"{dev}:1": f"{dev}:0"})
+    return [sd["a"].device, sd["b"].device]
+
+
+@case("torch.save of a tensor on :1 loads back on :1", needs_2=True)
+def _n_save_on_1_load(dev):
+    buf = io.BytesIO()
+    torch.save(torch.arange(3.0, device=f"{dev}:1"), buf)
+    buf.seek(0)
+    return torch.load(buf).device
+
+
+@case("load_state_dict of a device checkpoint into a cpu model")
+def _n_load_device_sd_into_cpu(dev):
+    src = torch.nn.Linear(2, 1).to(dev)
+    dst = torch.nn.Linear(2, 1)
+    dst.load_state_dict(src.state_dict())
+    return [dst.weight.device, torch.equal(dst.weight, src.weight.cpu())]
+
+
+@case("torch.save of a slice of a device tensor keeps the whole storage")
+def _n_save_slice_storage(dev):
+    buf = io.BytesIO()
+    torch.save(torch.arange(100.0, device=dev)[3:5], buf)
+    buf.seek(0)
+    y = torch.load(buf)
+    return [y.device, y.untyped_storage().nbytes(), y.storage_offset(), y.cpu()]
+
+
+# ---------------------------------------------------------------- random numbers and distributions
+@case("a Generator on :1 for randn on :0", needs_2=True)
+def _n_generator_on_1(dev):
+    g = torch.Generator(device=f"{dev}:1").manual_seed(0)
+    return torch.randn(2, device=f"{dev}:0", generator=g)
+
+
+@case("device Generator get_state: device, dtype and restore")
+def _n_generator_get_state(dev):
+    g = torch.Generator(device=dev).manual_seed(3)
+    state = g.get_state()
+    a = torch.rand(2, device=dev, generator=g)
+    g.set_state(state)
+    b = torch.rand(2, device=dev, generator=g)
+    return [state.device, state.dtype, torch.equal(a, b), g.device]
+
+
+@case("torch.random.fork_rng restores the device generator")
+def _n_fork_rng(dev):
+    torch.manual_seed(0)
+    with torch.random.fork_rng(device_type=dev):
+        torch.rand(3, device=dev)
+    a = torch.rand(3, device=dev)
+    torch.manual_seed(0)
+    b = torch.rand(3, device=dev)
+    return torch.equal(a, b)
+
+
+@case("distributions.Uniform of a 0-dim cpu low and a device high")
+def _n_uniform_cpu_low(dev):
+    torch.manual_seed(0)
+    d = torch.distributions.Uniform(torch.tensor(0.0), torch.ones(3, device=dev), validate_args=False)
+    return d.sample().device
+
+
+# ---------------------------------------------------------------- torch.func
+@case("torch.func.grad of a function closing over a cpu tensor")
+def _n_func_grad_cpu_closure(dev):
+    w = torch.ones(3)
+    return torch.func.grad(lambda x: (x * w).sum())(torch.ones(3, device=dev))
+
+
+@case("vmap of a function mixing a device input and a cpu tensor")
+def _n_vmap_cpu_closure(dev):
+    w = torch.arange(3.0)
+    return torch.vmap(lambda v: v @ w)(torch.ones(2, 3, device=dev))
+
+
+@case("torch.func.stack_module_state of device models")
+def _n_stack_module_state(dev):
+    models = [torch.nn.Linear(2, 1).to(dev) for _ in range(3)]
+    params, buffers = torch.func.stack_module_state(models)
+    return [params["weight"].device, params["weight"].shape, params["weight"].requires_grad]
+
+
+# ---------------------------------------------------------------- two devices
+@case("cross_entropy with logits on :1 and targets on :0", needs_2=True)
+def _n_ce_1_and_0(dev):
+    return torch.nn.functional.cross_entropy(torch.zeros(2, 3, device=f"{dev}:1"), torch.tensor([0, 1], device=f"{dev}:0"))
+
+
 def device_count(device_type: str) -> int:
     mod = getattr(torch, device_type, None)
     try:

@@ -256,6 +256,8 @@ def check_mixed(func, name, args, kwargs, common_dev, bad_dev) -> None:
         embedding_check(args)
     if name in MASK_CHECKED:
         mask_check(args)
+        if func in SCALAR_READERS and args[0].device == args[1].device and args[2].dim() == 0:
+            return  # the value is read on the host (value.item()), wherever it is
     if name == "convolution" or name == "convolution_backward":
         conv_check(args)
     if name == "mv":
@@ -354,8 +356,7 @@ def check_cuda_dtypes(name, args) -> None:
 
 
 # Kernels that neither the CPU nor CUDA has for some dtype, by the CPU's name: CUDA's name ({} its device).
-_CUDA_KERNEL_NAMES = {"cdist": "cdist_{}", "pdist": "pdist_{}", "ctc_loss_cpu": "ctc_loss_{}",
-                      "avg_pool2d": "avg_pool2d_out_{}_frame"}
+_CUDA_KERNEL_NAMES = {"cdist": "cdist_{}", "pdist": "pdist_{}", "avg_pool2d": "avg_pool2d_out_{}_frame"}
 # The CPU kernel's words for a refusal that CUDA words otherwise (recorded: the fidelity suite's dtype cases).
 _CPU_WORDING = [
     # mm: at::native's CPU check against CUDA's (Blas.cpp)
@@ -365,6 +366,9 @@ _CPU_WORDING = [
     # a dtype check that names the tensor's type: the device's tensor types are torch.cuda.*Tensor
     (re.compile(r"but got torch\.(\w+Tensor) instead \(while checking arguments for"),
      lambda m: m.group(0).replace(f"torch.{m.group(1)}", f"torch.{DEVICE_TYPE}.{m.group(1)}")),
+    (re.compile(r"^expand\(torch\.(\w+Tensor)\{"), lambda m: f"expand(torch.{DEVICE_TYPE}.{m.group(1)}{{"),
+    # a dtype the kernel was not built for: kernels are named after their device (bitwise_and_cpu, _cuda)
+    (re.compile(r'^"(\w+)_cpu" not implemented for'), lambda m: f'"{m.group(1)}_{DEVICE_TYPE}" not implemented for'),
 ]
 
 

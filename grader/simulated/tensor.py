@@ -23,7 +23,7 @@ import weakref
 
 import torch
 
-from . import asserts, config, generators, placement, script_errors
+from . import asserts, config, generators, placement, recorded_mixes, script_errors
 from . import limits as _limits
 from .allocator import CachingAllocator
 from .clock import apply_pending, clock, copy_cost, launch, queue_h2d, reason, settle_h2d, sync
@@ -452,6 +452,8 @@ def generic(func, args, kwargs, impl=None):
 
     info = _INFO.get(id(func)) or _op_info(func)
     name = info[2]
+    if bad is None and (cpu_nonscalar or cpu_scalar) and common >= 0:
+        recorded_mixes.check(func, args, kwargs, dev(common))  # what CUDA said to this op and these CPU tensors
     if bad is not None or cpu_nonscalar:
         placement.check_mixed(func, name, args, kwargs, dev(common), None if bad is None else dev(bad))
     elif cpu_scalar:
@@ -535,6 +537,8 @@ def op_copy_(func, args, kwargs):
     if dsim:  # host -> device
         if config.BAD_FORK[0]:
             raise config.bad_fork_error()
+        if src.device.type == "meta":  # CUDA's words, which Module.to rewords ("use to_empty()")
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         if src.device.type != "cpu":
             raise RuntimeError(f"copy_ from {src.device} to {dst.device} is not supported by the simulator")
         pinned = is_pinned_cpu(src)
