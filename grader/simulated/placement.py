@@ -27,6 +27,7 @@ from pathlib import Path
 import torch
 
 from .config import DEVICE_TYPE
+from .recorded_mixes import op_key as _op_key
 
 # Ops whose CUDA kernels check devices in generated code: operator -> [wrapper name after "wrapper_CUDA_",
 # the tensor arguments checked, in order]. Generated from PyTorch's own code generator by
@@ -46,12 +47,6 @@ def _codegen_checks() -> dict:
 def ops_without_a_cuda_kernel() -> list[str]:
     """Operators with a CPU kernel and none for CUDA (torch.histogram): NotImplementedError on CUDA."""
     return _table()["cpu_only"]
-
-
-def _op_key(func) -> str:
-    schema = func._schema
-    name = schema.name.split("::", 1)[-1]
-    return f"{name}.{schema.overload_name}" if schema.overload_name else name
 
 
 def codegen_checked(func):
@@ -256,7 +251,8 @@ def check_mixed(func, name, args, kwargs, common_dev, bad_dev) -> None:
         embedding_check(args)
     if name in MASK_CHECKED:
         mask_check(args)
-        if func in SCALAR_READERS and args[0].device == args[1].device and args[2].dim() == 0:
+        value = _argument_values(func, args, kwargs).get("value")
+        if func in SCALAR_READERS and args[0].device == args[1].device and value.dim() == 0:
             return  # the value is read on the host (value.item()), wherever it is
     if name == "convolution" or name == "convolution_backward":
         conv_check(args)
