@@ -101,6 +101,17 @@ def _nbytes(t: torch.Tensor) -> int:
     return t.numel() * t.element_size()
 
 
+_COMPOSITE: dict = {}  # op -> whether it has a CompositeImplicitAutograd kernel
+
+
+def _is_composite(func) -> bool:
+    found = _COMPOSITE.get(func)
+    if found is None:
+        found = _COMPOSITE[func] = torch._C._dispatch_has_kernel_for_dispatch_key(
+            func.name(), torch._C.DispatchKey.CompositeImplicitAutograd)
+    return found
+
+
 class _Counter(TorchDispatchMode):
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
@@ -114,6 +125,14 @@ class _Counter(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if _is_composite(func):
+            # Under torch.inference_mode() (no autograd), composite ops such as .to() reach this mode whole,
+            # where autograd would have split them: split them here, inside the mode, so that what they run (a
+            # _to_copy, the kernels) is counted as it is elsewhere.
+            with self:
+                out = func.decompose(*args, **kwargs)
+            if out is not NotImplemented:
+                return out
         out = func(*args, **kwargs)
         try:
             self._note(func, args, kwargs, out)

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from grader import ROOT, simulated
+from grader import ROOT, course, runner, simulated
 from grader.runner import CheckResult, Grade
 
 # Each snippet runs inside `with measure(dev) as m:`, with x = torch.randn(4, 3) on dev.
@@ -29,6 +29,10 @@ SNIPPETS = {
     "boolean_mask": "x[x > 0]",
     "device_work": "(x * 2 + 1).relu().sum(0)",
 }
+# The same under torch.inference_mode(), where composite ops such as .to() reach the instruments unsplit.
+INFERENCE = ("cpu", "to_cpu", "made_on_cpu_then_moved", "device_work", "item", "nonzero")
+SNIPPETS.update({f"{name}_inference": "with torch.inference_mode():\n" + textwrap.indent(SNIPPETS[name], "    ")
+                 for name in INFERENCE})
 
 SCRIPT = """
 import json, sys, torch
@@ -95,6 +99,28 @@ def test_data_dependent_sizes_are_counted(on_sim, name):
 def test_kernels_are_counted_on_the_device(on_sim):
     for dev, c in on_sim.items():
         assert c["device_work"]["kernels"] == 4 and c["device_work"]["round_trips"] == 0, (dev, c["device_work"])
+
+
+@pytest.mark.parametrize("name", INFERENCE)
+def test_inference_mode_is_counted_as_any_other_code(on_sim, name):
+    # Copies made under torch.inference_mode() went uncounted: a shipped bug decorated with it passed.
+    for dev, c in on_sim.items():
+        assert c[f"{name}_inference"] == c[name], (dev, name, c[name], c[f"{name}_inference"])
+
+
+NO_GRAD = [ex for ex in course.load() if "torch.no_grad()" in ex.exercise_file.read_text()]
+
+
+@pytest.mark.parametrize("ex", NO_GRAD, ids=lambda ex: ex.name)
+def test_inference_mode_neither_hides_a_bug_nor_fails_a_fix(ex, tmp_path):
+    # Copies made under torch.inference_mode() went uncounted: the shipped bug of metric_round_trip with that
+    # decorator passed, and a right fix of model_device that used it failed (a review of alternative
+    # submissions, twelfth session).
+    for source, passes in ((ex.exercise_file, False), (ex.solution_file, True)):
+        attempt = tmp_path / f"{source.parent.name}_{ex.name}.py"
+        attempt.write_text(source.read_text().replace("torch.no_grad()", "torch.inference_mode()"))
+        grade = runner.grade(ex, attempt)
+        assert grade.passed is passes, (source, [r.message for r in grade.failures])
 
 
 def test_nothing_crosses_a_bus_on_the_cpu():
