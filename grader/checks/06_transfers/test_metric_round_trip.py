@@ -1,8 +1,10 @@
 """Grader for metric_round_trip: an evaluation loop must keep its metric on the device (no copy to the CPU
-and back per batch); checked by counting the copies and host reads inside evaluate() on every leg."""
+and back per batch); checked by counting the copies, host reads and data-sized results (nonzero, boolean masks)
+inside evaluate() on every leg."""
 
 import copy
 import random
+from collections import Counter
 
 import torch
 from torch import nn
@@ -58,7 +60,11 @@ def test_no_round_trip_per_batch(submission, device):
     model, batches, model_d, batches_d, k = problem(device)
     with measure(device) as m:
         evaluate(submission, device, model_d, batches_d, k)
-    if m.round_trips:
-        fail(f"evaluate over {len(batches)} batches made {m.describe_round_trips()}, while the evaluation needs "
-             f"none: each one makes Python wait until {device} has finished all the work queued before it. To fix it, {FIX}")
+    if m.round_trips or m.data_dependent:
+        did = [f"made {m.describe_round_trips()}"] if m.round_trips else []
+        if m.data_dependent:  # nonzero() or a boolean mask sizes its result by the data: the host reads the size
+            ran = ", ".join(f"{op} {n} time{'s' if n > 1 else ''}" for op, n in Counter(m.data_dependent).items())
+            did.append(f"ran {ran} on {device}, each sizing its result by the data, which the host must read")
+        fail(f"evaluate over {len(batches)} batches {' and '.join(did)}, while the evaluation needs none: each one "
+             f"makes Python wait until {device} has finished all the work queued before it. To fix it, {FIX}")
 
