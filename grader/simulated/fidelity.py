@@ -44,6 +44,16 @@ def normalise(text: str) -> str:
     return text.strip()
 
 
+# What follows an error's own text on some devices and builds: CUDA's note on kernel errors, the simulator's,
+# a C++ stack trace.
+_TEXT_END = re.compile(r"\n(?:CUDA|SIM) kernel errors|\n\(simulated device|\nException raised from")
+
+
+def error_text(exc: BaseException) -> str:
+    """An error's own text, without what the device or the build appends to it."""
+    return _TEXT_END.split(str(exc))[0]
+
+
 def comparable(message: str | None) -> str | None:
     """What must agree between the simulator and CUDA: all of a message, except that the dispatcher's "Could not
     run 'op' with arguments from the '<dev>' backend" goes on to list where the op's kernels were registered in
@@ -3484,8 +3494,7 @@ def run_case(name, fn, needs_2, device_type, n_dev):
         v = fn(device_type)
         row.update(raised=False, exc_type=None, message=None, value=_summ(v))
     except Exception as e:  # noqa: BLE001
-        msg = re.split(r"\n(?:CUDA|SIM) kernel errors|\n\(simulated device", str(e))[0]
-        row.update(raised=True, exc_type=type(e).__name__, message=normalise(msg), value=None)
+        row.update(raised=True, exc_type=type(e).__name__, message=normalise(error_text(e)), value=None)
     return row
 
 

@@ -27,7 +27,6 @@ from pathlib import Path
 import torch
 
 from .config import DEVICE_TYPE
-from .recorded_mixes import op_key as _op_key
 
 # Ops whose CUDA kernels check devices in generated code: operator -> [wrapper name after "wrapper_CUDA_",
 # the tensor arguments checked, in order]. Generated from PyTorch's own code generator by
@@ -49,9 +48,17 @@ def ops_without_a_cuda_kernel() -> list[str]:
     return _table()["cpu_only"]
 
 
+@functools.cache
+def op_key(func) -> str:
+    """`name.overload` (or `name`), as PyTorch's tables name an operator."""
+    schema = func._schema
+    name = schema.name.split("::", 1)[-1]
+    return f"{name}.{schema.overload_name}" if schema.overload_name else name
+
+
 def codegen_checked(func):
     """(wrapper suffix, checked argument names) when CUDA's generated code checks this op's devices, else None."""
-    return _codegen_checks().get(_op_key(func))
+    return _codegen_checks().get(op_key(func))
 
 
 # ops whose CUDA kernels check the mask's device themselves
@@ -70,7 +77,7 @@ def same_device_error(a, b) -> RuntimeError:
     )
 
 
-def _argument_values(func, args, kwargs) -> dict:
+def argument_values(func, args, kwargs) -> dict:
     """The op's arguments by schema name (positional ones as passed, keyword-only ones such as out= by name)."""
     values = dict(kwargs or {})
     for i, arg in enumerate(func._schema.arguments):
@@ -83,7 +90,7 @@ def codegen_check(func, args, kwargs, checked) -> None:
     """CUDA's generated check: each checked argument (a tensor list element by element, under the list's name)
     against the device of the first one; no exception for 0-dim CPU tensors."""
     suffix, names = checked
-    values = _argument_values(func, args, kwargs)
+    values = argument_values(func, args, kwargs)
     _same_device_as_first([(name, values.get(name)) for name in names], suffix)
 
 
@@ -123,7 +130,7 @@ def sparse_check(func, name, args, kwargs) -> None:
     """CUDA's checks where a mix of devices meets its sparse kernels."""
     if name in SPARSE_CODEGEN and (name.startswith("_sparse_coo") or any(map(_is_sparse, args))):
         wrapper, names = SPARSE_CODEGEN[name]
-        values = _argument_values(func, args, kwargs)
+        values = argument_values(func, args, kwargs)
         _same_device_as_first([(n, values.get(n)) for n in names], f"_{wrapper}", key=f"Sparse{DEVICE_TYPE.upper()}")
     if name in SPARSE_ADDS and len(args) > 1 and (_is_sparse(args[0]) or _is_sparse(args[1])):
         # add_out_sparse_cuda, and add_out_dense_sparse_cuda for a dense self (read in PyTorch's source; the
@@ -240,7 +247,7 @@ def check_mixed(func, name, args, kwargs, common_dev, bad_dev) -> None:
     """Raise CUDA's error for an op that met tensors of two devices (``bad_dev``) or a non-scalar CPU
     tensor (``bad_dev`` None)."""
     sparse_check(func, name, args, kwargs)
-    if name in BATCH_NORMS and _cudnn_batch_norm_picked(values := _argument_values(func, args, kwargs)):
+    if name in BATCH_NORMS and _cudnn_batch_norm_picked(values := argument_values(func, args, kwargs)):
         _check_as(torch.ops.aten.cudnn_batch_norm.default, values)
     if name == "stack":  # CUDA's stack is its cat kernel, writing into the stacked shape
         _check_as(torch.ops.aten.cat.default, {"tensors": args[0]})
@@ -251,8 +258,8 @@ def check_mixed(func, name, args, kwargs, common_dev, bad_dev) -> None:
         embedding_check(args)
     if name in MASK_CHECKED:
         mask_check(args)
-        value = _argument_values(func, args, kwargs).get("value")
-        if func in SCALAR_READERS and args[0].device == args[1].device and value.dim() == 0:
+        if func in SCALAR_READERS and args[0].device == args[1].device and \
+                argument_values(func, args, kwargs)["value"].dim() == 0:
             return  # the value is read on the host (value.item()), wherever it is
     if name == "convolution" or name == "convolution_backward":
         conv_check(args)

@@ -25,6 +25,7 @@ from pathlib import Path
 import torch
 
 from .config import DEVICE_TYPE
+from .placement import argument_values, op_key
 
 TABLE = Path(__file__).with_name("cpu_mixes_cuda.json")
 DEV, TYPE, UPPER = "@DEV@", "@type@", "@TYPE@"  # placeholders in a recorded message
@@ -40,23 +41,12 @@ def names_the_cpu(message: str) -> bool:
     return "cpu" in message or "CPU" in message
 
 
-@functools.cache
-def op_key(func) -> str:
-    schema = func._schema
-    name = schema.name.split("::", 1)[-1]
-    return f"{name}.{schema.overload_name}" if schema.overload_name else name
-
-
 def mix_key(func, args, kwargs) -> str | None:
     """`op|arg:kind,...` for the CPU tensor arguments of a call that also has a tensor on another device
     (kind 0: 0-dim, n: any other), by schema name (a list's elements as name[i]); None for any other call, and
     for calls with a sparse tensor."""
     cpu, device = [], False
-    values = dict(kwargs or {})
-    for i, arg in enumerate(func._schema.arguments):
-        if i < len(args) and not arg.kwarg_only:
-            values[arg.name] = args[i]
-    for name, value in values.items():
+    for name, value in argument_values(func, args, kwargs).items():
         items = enumerate(value) if isinstance(value, (list, tuple)) else ((None, value),)
         for i, t in items:
             if not isinstance(t, torch.Tensor):

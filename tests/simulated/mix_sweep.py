@@ -14,9 +14,9 @@ said (grader/simulated/recorded_mixes.py reads it).
 """
 
 import argparse
+import contextlib
 import itertools
 import json
-import re
 import sys
 import warnings
 from pathlib import Path
@@ -28,7 +28,7 @@ from torch.utils._pytree import tree_flatten, tree_unflatten  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 from grader.simulated import recorded_mixes  # noqa: E402
-from grader.simulated.fidelity import normalise  # noqa: E402
+from grader.simulated.fidelity import error_text, normalise  # noqa: E402
 
 SAMPLES_PER_OP = 2
 # _chunk_cat of 0-dim tensors crashes the process on the CPU too; jiterator ops exist on CUDA only.
@@ -39,8 +39,7 @@ def outcome(call) -> list:
     try:
         out = call()
     except Exception as e:  # noqa: BLE001
-        text = re.split(r"\n(?:CUDA|SIM) kernel errors|\n\(simulated device|\nException raised from", str(e))[0]
-        return [True, type(e).__name__, normalise(text)[:300]]
+        return [True, type(e).__name__, normalise(error_text(e))[:300]]
     leaves = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
     return [False, None, ",".join(f"{normalise(str(t.device))}{tuple(t.shape)}{str(t.dtype)[6:]}" for t in leaves[:4])]
 
@@ -84,8 +83,7 @@ class Recorder(TorchDispatchMode):
         try:
             out = func(*args, **kwargs)
         except Exception as e:
-            self._note(key, [type(e).__name__, recorded_mixes.template(str(e).split("\nException raised from")[0],
-                                                                        self.device)])
+            self._note(key, [type(e).__name__, recorded_mixes.template(error_text(e), self.device)])
             raise
         self._note(key, None)
         return out
@@ -120,18 +118,10 @@ def sweep(device: str, recorder: Recorder | None = None) -> dict:
                 def call(where=where):
                     torch.manual_seed(0)
                     args, kwargs = tree_unflatten(placed(leaves, where, device), spec)
-                    with recorder if recorder is not None else _nothing():
+                    with recorder if recorder is not None else contextlib.nullcontext():
                         return op(*args, **kwargs)
                 results[f"{op.name}.{op.variant_test_name}|{n}|{name}"] = outcome(call)
     return results
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def main() -> None:
