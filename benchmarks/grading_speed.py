@@ -21,6 +21,7 @@ shell would run it. Prints a Markdown table; `--out FILE` also writes it there.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import statistics
@@ -35,8 +36,9 @@ sys.path.insert(0, str(ROOT))
 
 from grader import course  # noqa: E402
 
-TARGETS = {"first check": 2.0, "first check, an exercise that trains": 2.0, "later check (median)": 0.5, "later check (worst)": 0.5,
-           "later check, warm (median)": 0.5, "later check, warm (worst)": 0.5, "all exercises": 20.0}
+TARGETS = {"first check": 2.0, "first check, an exercise that trains": 2.0, "later check (median)": 0.5,
+           "later check (worst)": 0.5, "later check, warm (median)": 0.5, "later check, warm (worst)": 0.5,
+           "all exercises": 20.0}
 
 
 def check(name: str, env: dict) -> float:
@@ -56,13 +58,15 @@ def import_seconds(modules: str = "torch") -> float:
     return time.perf_counter() - start
 
 
-def fresh_env() -> dict:
-    """The environment of a new shell's check: a daemon folder of its own, so no grading process runs yet."""
-    return {**os.environ, "DEVCOURSE_DAEMON_DIR": tempfile.mkdtemp(prefix="devcourse-bench-"), "PYTHONPATH": str(ROOT)}
-
-
-def stop(env: dict) -> None:
-    subprocess.run([sys.executable, "-m", "grader", "stop"], cwd=ROOT, env=env, capture_output=True)
+@contextlib.contextmanager
+def new_shell():
+    """The environment of a new shell's checks: a daemon folder of its own, so no grading process runs yet;
+    the grading processes its checks start are stopped at the end."""
+    env = {**os.environ, "DEVCOURSE_DAEMON_DIR": tempfile.mkdtemp(prefix="devcourse-bench-"), "PYTHONPATH": str(ROOT)}
+    try:
+        yield env
+    finally:
+        subprocess.run([sys.executable, "-m", "grader", "stop"], cwd=ROOT, env=env, capture_output=True)
 
 
 def trains(exercise) -> bool:
@@ -92,14 +96,10 @@ def main() -> None:
     trained, trained_floors = [], []
     for _ in range(args.cold):
         trained_floors.append(import_seconds("torch, torch._dynamo"))
-        env = fresh_env()
-        try:
+        with new_shell() as env:
             trained.append(check(training, env))
-        finally:
-            stop(env)
         floors.append(import_seconds())
-        env = fresh_env()
-        try:
+        with new_shell() as env:
             firsts.append(check(names[0], env))
             if not later:  # the later checks follow the first at once, as when a learner fixes and re-checks
                 later_names = [names[i % len(names)] for i in range(args.repeat)]
@@ -108,11 +108,10 @@ def main() -> None:
                 for name in names:
                     each[name] = check(name, env)
                 everything = time.perf_counter() - start
-        finally:
-            stop(env)
     measured = {"first check": statistics.median(firsts),
                 "first check, an exercise that trains": statistics.median(trained),
-                "later check (median)": statistics.median(later), "later check (worst)": max(later), "later check, warm (median)": statistics.median(each.values()),
+                "later check (median)": statistics.median(later), "later check (worst)": max(later),
+                "later check, warm (median)": statistics.median(each.values()),
                 "later check, warm (worst)": max(each.values()), "all exercises": everything}
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     lines = [
