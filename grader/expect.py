@@ -132,8 +132,8 @@ def no_round_trips(device: torch.device, what: str):
     instruments on every leg (see grader.instruments), so the CPU, CUDA, MPS and the simulator agree."""
     with measure(device) as m:
         yield m
-    if m.round_trips:
-        fail(f"{what} made {m.describe_round_trips()}: each one makes Python wait for {device}. Keep the work on "
+    if m.waits:
+        fail(f"{what} made {m.describe_waits()}: each one makes Python wait for {device}. Keep the work on "
              "the input's device instead of moving data back and forth.")
 
 

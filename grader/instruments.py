@@ -7,17 +7,25 @@ operations whose output size depends on device data (the device must finish befo
 and the kernels launched are counted by one piece of code on every leg. Peak memory comes from the device
 module (`torch.cuda`, `torch.sim`, ...) where it keeps one.
 
-What dispatch cannot see: explicit synchronisation calls (`torch.cuda.synchronize()`), work queued on other
+Explicit synchronisation is not an aten operation: `measure` counts it by wrapping, for the duration of the
+block, `torch.accelerator.synchronize` and the device module's `synchronize` (`torch.cuda.synchronize`,
+`torch.sim.synchronize`, ...), the same Python functions on every leg.
+
+What is not seen: waiting on one stream or event (`Event.synchronize()`: `torch.Event` is a C type on CUDA,
+which cannot be wrapped, so counting it on the simulator alone would give two verdicts), work queued on other
 threads, and copies made below the dispatcher (the data of `torch.tensor(list, device=...)`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import dataclass, field
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+from grader import integrity
 
 aten = torch.ops.aten
 
@@ -55,6 +63,7 @@ class Measurement:
     data_dependent: list[str] = field(default_factory=list)  # nonzero, masked_select, ... on the device
     kernels: int = 0  # operations run on the device
     peak_bytes: int | None = None  # peak device memory allocated inside the block (None: not known here)
+    explicit_syncs: int = 0  # torch.accelerator.synchronize() / torch.cuda.synchronize() ... for this device
 
     @property
     def round_trips(self) -> int:
@@ -62,9 +71,14 @@ class Measurement:
         return len(self.d2h) + self.host_reads
 
     @property
+    def waits(self) -> int:
+        """Round trips plus explicit synchronisations: each makes Python wait until the device is done."""
+        return self.round_trips + self.explicit_syncs
+
+    @property
     def syncs(self) -> int:
-        """Times the host had to wait for the device (blocking copies back, host reads, data-dependent sizes)."""
-        return self.round_trips + len(self.data_dependent)
+        """Times the host had to wait for the device (waits, and operations whose output size depends on data)."""
+        return self.waits + len(self.data_dependent)
 
     def describe_round_trips(self) -> str:
         parts = []
@@ -76,6 +90,14 @@ class Measurement:
             parts.append(f"{self.host_reads} read{'s' if self.host_reads != 1 else ''} of a {self.device} value by "
                          "Python (.item(), int(), float(), bool(), .tolist() or an if on a tensor)")
         return " and ".join(parts) or "nothing"
+
+    def describe_waits(self) -> str:
+        """As describe_round_trips, with the explicit synchronisations."""
+        if not self.explicit_syncs:
+            return self.describe_round_trips()
+        n = self.explicit_syncs
+        syncs = f"{n} explicit synchronisation{'s' if n != 1 else ''} of {self.device} (synchronize())"
+        return syncs if not self.round_trips else f"{self.describe_round_trips()} and {syncs}"
 
 
 def _is_device(t, device: torch.device) -> bool:
@@ -177,6 +199,52 @@ def _device_module(device: torch.device):
         return None
 
 
+def _waits_for(measured: torch.device, mod):
+    """Whether synchronize(device) of `mod`'s kind waits for `measured` (None: the current device, as CUDA's)."""
+    def check(device=None):
+        if device is None:
+            return measured.index is None or measured.index == mod.current_device()
+        device = torch.device(measured.type, device) if isinstance(device, int) else torch.device(device)
+        return device.type == measured.type and (device.index is None or measured.index is None
+                                                 or device.index == measured.index)
+    return check
+
+
+@contextlib.contextmanager
+def _counting_syncs(m: Measurement, mod):
+    """Count calls of torch.accelerator.synchronize and mod.synchronize that wait for m.device. A call made
+    inside another (the simulator's accelerator hooks call its module's) is the same wait."""
+    if mod is None or not callable(getattr(mod, "synchronize", None)):
+        yield
+        return
+    waits_for = _waits_for(m.device, mod)
+    inside = [False]
+    owners = [(torch.accelerator, "synchronize"), (mod, "synchronize")]
+    originals = [getattr(owner, name) for owner, name in owners]
+
+    def counted(original):
+        @functools.wraps(original)
+        def synchronize(*args, **kwargs):
+            if inside[0]:
+                return original(*args, **kwargs)
+            try:
+                if waits_for(*args, **kwargs):
+                    m.explicit_syncs += 1
+            except Exception:  # a bad argument is the call's own error to raise, below
+                pass
+            inside[0] = True
+            try:
+                return original(*args, **kwargs)
+            finally:
+                inside[0] = False
+        return synchronize
+
+    with contextlib.ExitStack() as stack:
+        for (owner, name), original in zip(owners, originals):
+            stack.enter_context(integrity.stand_in(owner, name, counted(original)))
+        yield
+
+
 @contextlib.contextmanager
 def measure(device: torch.device | str):
     """Count what the code inside does on `device` (see the module docstring)::
@@ -191,7 +259,7 @@ def measure(device: torch.device | str):
     peak_known = mod is not None and hasattr(mod, "reset_peak_memory_stats") and hasattr(mod, "max_memory_allocated")
     if peak_known:
         mod.reset_peak_memory_stats(device)
-    with _Counter(m):
+    with _Counter(m), _counting_syncs(m, mod):
         yield m
     if peak_known:
         m.peak_bytes = int(mod.max_memory_allocated(device))

@@ -28,6 +28,13 @@ SNIPPETS = {
     "nonzero": "x.nonzero()",
     "boolean_mask": "x[x > 0]",
     "device_work": "(x * 2 + 1).relu().sum(0)",
+    # Explicit synchronisation of this device, by each function that can ask for it, and of another one.
+    "sync_accelerator": "torch.accelerator.synchronize(x.device)",
+    "sync_module": "torch.get_device_module(x.device).synchronize(x.device.index)",
+    "sync_module_by_keyword": "torch.get_device_module(x.device).synchronize(device=x.device)",
+    "sync_current": "torch.accelerator.set_device_index(x.device.index)\ntorch.accelerator.synchronize()",
+    "sync_other": "torch.accelerator.synchronize(torch.device(x.device.type, 1 - x.device.index))"
+                  " if torch.accelerator.device_count() > 1 else None",
 }
 # The same under torch.inference_mode(), where composite ops such as .to() reach the instruments unsplit.
 INFERENCE = ("cpu", "to_cpu", "made_on_cpu_then_moved", "device_work", "item", "nonzero")
@@ -44,11 +51,16 @@ snippets = json.loads(sys.argv[2])
 out = {}
 for name, code in snippets.items():
     dev = torch.device(sys.argv[1])
+    if dev.type == "cpu" and name.startswith("sync"):
+        continue  # there is no device to synchronize
     x = torch.randn(4, 3, device=dev)
     with measure(dev) as m:
         exec(code, {"torch": torch, "x": x})
     out[name] = {"h2d": len(m.h2d), "d2h": len(m.d2h), "reads": m.host_reads, "round_trips": m.round_trips,
-                 "data_dependent": len(m.data_dependent), "kernels": m.kernels}
+                 "data_dependent": len(m.data_dependent), "kernels": m.kernels, "syncs": m.explicit_syncs,
+                 "waits": m.waits}
+    if dev.type != "cpu":
+        torch.accelerator.set_device_index(0)
 print(json.dumps(out))
 """
 
@@ -101,6 +113,41 @@ def test_kernels_are_counted_on_the_device(on_sim):
         assert c["device_work"]["kernels"] == 4 and c["device_work"]["round_trips"] == 0, (dev, c["device_work"])
 
 
+@pytest.mark.parametrize("name", ["sync_accelerator", "sync_module", "sync_module_by_keyword", "sync_current"])
+def test_explicit_synchronisation_is_a_wait(on_sim, name):
+    # A loader that called torch.accelerator.synchronize() after every batch passed pinned_loader: dispatch
+    # sees no operation in it (a review of alternative submissions, twelfth session).
+    for dev, c in on_sim.items():
+        assert c[name]["syncs"] == 1 and c[name]["waits"] == 1 and c[name]["round_trips"] == 0, (dev, c[name])
+
+
+def test_synchronising_another_device_is_not_a_wait_for_this_one(on_sim):
+    for dev, c in on_sim.items():
+        assert c["sync_other"]["syncs"] == 0, (dev, c["sync_other"])
+
+
+def test_the_grader_s_own_wrappers_are_not_tampering_but_the_learner_s_are():
+    """While `measure` counts synchronize() calls, its wrappers stand in for torch's functions: the integrity
+    check must accept them, still see a learner's replacement made meanwhile, and find torch's own after."""
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import torch
+        from grader import integrity, simulated
+        from grader.instruments import measure
+        simulated.install()
+        original = torch.accelerator.synchronize
+        integrity.baseline = integrity.Baseline()
+        with measure("sim:0") as m:
+            assert torch.accelerator.synchronize is not original
+            assert integrity.baseline.changed() == [], integrity.baseline.changed()
+            torch.accelerator.synchronize = lambda device=None: None
+            print(integrity.baseline.changed())
+        assert torch.accelerator.synchronize is original and torch.sim.synchronize.__module__ != __name__
+        assert integrity.baseline.changed() == []
+    """)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "torch.accelerator.synchronize" in done.stdout, done.stdout
+
+
 @pytest.mark.parametrize("name", INFERENCE)
 def test_inference_mode_is_counted_as_any_other_code(on_sim, name):
     # Copies made under torch.inference_mode() went uncounted: a shipped bug decorated with it passed.
@@ -125,7 +172,8 @@ def test_inference_mode_neither_hides_a_bug_nor_fails_a_fix(ex, tmp_path):
 
 def test_nothing_crosses_a_bus_on_the_cpu():
     c = counts("cpu")
-    assert all(v["round_trips"] == 0 and v["h2d"] == 0 and v["d2h"] == 0 for v in c.values()), c
+    assert all(v["round_trips"] == 0 and v["h2d"] == 0 and v["d2h"] == 0 and v["syncs"] == 0
+               for v in c.values()), c
     assert c["device_work"]["kernels"] == 4
 
 

@@ -1,14 +1,15 @@
 """Grader for pinned_loader: batches bound for an accelerator come out of the DataLoader pinned
 (pin_memory=True) and are copied with non_blocking=True. Every copy from the CPU to the device is recorded
 (its source pinned or not, blocking or not) by a dispatch mode, the same way on CUDA and on the simulator;
-the CPU leg checks the values only, as there is nothing to pin for there."""
+the CPU leg checks the values only, as there is nothing to pin for there. device_batches must not make the
+host wait for the device (no copy back, no read of a device value, no synchronize()), or nothing overlaps."""
 
 import random
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from grader.expect import expect_device, fail, running
+from grader.expect import expect_device, fail, measure, running
 
 aten = torch.ops.aten
 PIN = ("build the DataLoader with pin_memory=True when the data goes to an accelerator, so that its batches "
@@ -90,7 +91,7 @@ def test_copies_are_queued_from_pinned_memory(submission, device):
     features, labels, bs = data()
     loader = loader_for(submission, device, features, labels, bs)
     log = HostToDeviceCopies()
-    with log:
+    with log, measure(device) as m:
         all_batches(submission, device, loader)
     if device.type == "cpu":
         return
@@ -106,3 +107,7 @@ def test_copies_are_queued_from_pinned_memory(submission, device):
     if blocking:
         fail(f"{blocking} of the {n} copies to {device} in one epoch were blocking: Python waits for each. Copy "
              "each tensor of the batch with .to(device, non_blocking=True).")
+    if m.waits:
+        fail(f"device_batches made {m.describe_waits()} in one epoch: Python waits for {device} each time, so "
+             "copies and work cannot overlap. The device runs a stream's copies and kernels in order: a batch "
+             "copied with non_blocking=True is ready for the work queued after it, without a synchronize().")

@@ -69,6 +69,6 @@ def test_reads_the_device_once_per_epoch(submission, device):
     model, optimizer, batches, _ = problem(device)
     with measure(device) as m:
         epoch(submission, device, model, optimizer, batches)
-    if m.round_trips > 1:
-        fail(f"one epoch of {len(batches)} steps made {m.describe_round_trips()}; it needs one, at the end. "
+    if m.waits > 1:
+        fail(f"one epoch of {len(batches)} steps made {m.describe_waits()}; it needs one, at the end. "
              f"Each one makes Python wait until {device} has finished the step. To fix it, {FIX}.")

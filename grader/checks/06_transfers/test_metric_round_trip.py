@@ -60,8 +60,8 @@ def test_no_round_trip_per_batch(submission, device):
     model, batches, model_d, batches_d, k = problem(device)
     with measure(device) as m:
         evaluate(submission, device, model_d, batches_d, k)
-    if m.round_trips or m.data_dependent:
-        did = [f"made {m.describe_round_trips()}"] if m.round_trips else []
+    if m.waits or m.data_dependent:
+        did = [f"made {m.describe_waits()}"] if m.waits else []
         if m.data_dependent:  # nonzero() or a boolean mask sizes its result by the data: the host reads the size
             ran = ", ".join(f"{op} {n} time{'s' if n > 1 else ''}" for op, n in Counter(m.data_dependent).items())
             did.append(f"ran {ran} on {device}, each sizing its result by the data, which the host must read")

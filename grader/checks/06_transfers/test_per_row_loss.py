@@ -56,8 +56,8 @@ def test_work_does_not_grow_with_the_batch(submission, device):
         _, dev = batch(rows, classes, device)
         with measure(device) as m:
             call(submission, device, dev)
-        if m.round_trips:
-            fail(f"weighted_loss on a batch of {rows} rows made {m.describe_round_trips()}: the loss needs no "
+        if m.waits:
+            fail(f"weighted_loss on a batch of {rows} rows made {m.describe_waits()}: the loss needs no "
                  f"help from the CPU. To fix it, {FIX}.")
         counts[rows] = m.kernels
     if counts[4 * small] > counts[small]:

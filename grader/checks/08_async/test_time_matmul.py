@@ -1,7 +1,7 @@
 """Grader for time_matmul: a host clock around device work must be read with the device idle.
 
 Wall-clock time is not comparable between a GPU and the simulator (whose device runs on a virtual clock),
-so the grader never judges the number itself. It judges *when* the clock was read. While the learner's
+so the grader judges the number only by its unit (below). It judges *when* the clock was read. While the learner's
 function runs, the host clocks (time.perf_counter, time.time, time.monotonic and their _ns forms,
 process_time, timeit.default_timer, and any of them imported by name into the submission) are wrapped:
 each read notes whether the device still had queued work (the current stream's query(), which CUDA and the
@@ -14,7 +14,11 @@ kernel on CUDA, a few operations on the simulator, whose device always runs behi
   work (the first read must follow a synchronisation too, or earlier work is billed to the products);
 * device work (the products) runs between the first and the last read;
 * a function that reads no host clock must time with device events: then the device must be idle when it
-  returns (an end event waited for) and the result a positive number of seconds.
+  returns (an end event waited for) and the result a positive number of seconds;
+* the number is in seconds per product: the products, `repeats` times the result, fit in the call as the
+  grader measures it with the clock the learner used (the host's, its CPU time, or device events where no
+  host clock was read: the simulator's events run on its virtual clock), with a margin of ten, wide enough
+  for any machine and narrow enough to catch milliseconds or nanoseconds (on the accelerator legs).
 
 The function runs with the leg's device made current, so that a synchronize() without a device argument
 means this device on CUDA as on the simulator: the lesson is when to wait, not which device is current."""
@@ -49,9 +53,9 @@ def watched_clocks(namespace, device, m, reads):
     by_id = {}
     caller = threading.get_ident()
     for (mod, name), orig in originals.items():
-        def wrapper(*args, _orig=orig, **kwargs):
+        def wrapper(*args, _orig=orig, _name=name, **kwargs):
             if threading.get_ident() == caller:  # another thread's clock (a timeout watchdog) is not the learner's
-                reads.append((idle(device), m.kernels))
+                reads.append((idle(device), m.kernels, _name))
             return _orig(*args, **kwargs)
         by_id[id(orig)] = wrapper
         setattr(mod, name, wrapper)
@@ -65,6 +69,36 @@ def watched_clocks(namespace, device, m, reads):
         namespace.update(aliased)
 
 
+class Span:
+    """The grader's own measure of the call, in each clock a learner may use: the host's wall clock, the
+    process's CPU time (process_time) and the device's (events recorded on its stream around the call; on
+    the simulator its virtual clock, so it is compared with device events only)."""
+
+    def __init__(self, device):
+        self.mod = None if device.type == "cpu" else torch.get_device_module(device)
+        self.events = [self.mod.Event(enable_timing=True) for _ in range(2)] if self.mod else []
+
+    def __enter__(self):
+        if self.events:
+            self.events[0].record()
+        self.start = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc):
+        self.wall, self.cpu = (end - start for end, start in zip((time.perf_counter(), time.process_time()),
+                                                                  self.start))
+        if self.events:
+            self.events[1].record()
+
+    def seconds(self, clock: str) -> float | None:
+        if clock != "device":
+            return self.cpu if clock == "process" else self.wall
+        if not self.events:
+            return None
+        self.events[1].synchronize()
+        return self.events[0].elapsed_time(self.events[1]) / 1000
+
+
 def run(submission, device):
     # On a real GPU the products must outlast Python's loop, or the device may happen to be idle at a badly
     # placed clock read (cuBLAS's first use even synchronises): a few ms each. The simulator's device always
@@ -76,17 +110,17 @@ def run(submission, device):
     with measure(device) as m, made_current(device):
         keep_busy(device)  # on the device made current: torch.cuda._sleep runs on the current device
         with running(f"time_matmul(a, b, {repeats}) with a, b on {device}", submission):
-            with watched_clocks(vars(submission.module), device, m, reads):
+            with Span(device) as span, watched_clocks(vars(submission.module), device, m, reads):
                 result = submission.time_matmul(a, b, repeats)
             done = idle(device)
     if isinstance(result, torch.Tensor) or not isinstance(result, (int, float)) or not math.isfinite(result):
         fail(f"time_matmul should return a number of seconds (a Python float), got {result!r}.")
-    return result, reads, done, m
+    return result, reads, done, m, span, repeats
 
 
 def test_clock_is_read_with_the_device_idle(submission, device):
-    result, reads, done, m = run(submission, device)
-    busy = [i for i, (was_idle, _) in enumerate(reads) if not was_idle]
+    result, reads, done, m, _, _ = run(submission, device)
+    busy = [i for i, (was_idle, _, _) in enumerate(reads) if not was_idle]
     if busy:
         which = "first" if busy[0] == 0 else "last" if busy[0] == len(reads) - 1 else f"read {busy[0] + 1} of the"
         fail(f"time_matmul read the clock {len(reads)} times; the {which} read came while {device} still had "
@@ -97,7 +131,7 @@ def test_clock_is_read_with_the_device_idle(submission, device):
 
 
 def test_the_products_are_what_is_timed(submission, device):
-    result, reads, done, m = run(submission, device)
+    result, reads, done, m, span, repeats = run(submission, device)
     if reads:
         between = reads[-1][1] - reads[0][1]
         if between < 1:
@@ -105,3 +139,14 @@ def test_the_products_are_what_is_timed(submission, device):
                  "the products must be inside the timed region.")
     if not result > 0:  # NaN is no duration either
         fail(f"time_matmul returned {result!r}: a duration is positive, in seconds.")
+    # The products cannot take longer than the call: ten times longer is a result in the wrong unit (ms, ns).
+    # The call is measured with the clock the learner read (the host's, its CPU time, or device events where
+    # the function read no host clock). Not on the CPU leg, which has no events and where CPU time counts
+    # every core's matmul threads; the accelerator legs, run on every machine, judge the unit.
+    clock = ("device" if not reads else "process" if any(n.startswith("process") for _, _, n in reads)
+             else "host")
+    call = span.seconds(clock) if device.type != "cpu" else None
+    if call and result * repeats > 10 * call:
+        fail(f"time_matmul returned {result:.3g} per product, {result * repeats:.3g} for the {repeats} products, "
+             f"while the whole call took {call:.3g} s by the {clock}'s clock: return seconds per product "
+             "(elapsed_time() of device events is in milliseconds, perf_counter_ns() in nanoseconds).")

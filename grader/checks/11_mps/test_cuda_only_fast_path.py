@@ -70,5 +70,5 @@ def test_no_copies_back_to_the_cpu(submission, device):
     model.to(device)
     with measure(device) as m:
         call(submission, model, batches, device, device)
-    if m.round_trips:
-        fail(f"predict made {m.describe_round_trips()}: " + FIX.format(device=device))
+    if m.waits:
+        fail(f"predict made {m.describe_waits()}: " + FIX.format(device=device))

@@ -101,7 +101,7 @@ def test_reads_the_device_at_most_once_per_epoch(submission, device):
     model, loader = draw()
     with measure(device) as m:
         run(submission, device, model, loader)
-    if m.round_trips > EPOCHS:
-        fail(f"train({EPOCHS} epochs of {len(loader)} batches) made {m.describe_round_trips()}: each makes Python "
+    if m.waits > EPOCHS:
+        fail(f"train({EPOCHS} epochs of {len(loader)} batches) made {m.describe_waits()}: each makes Python "
              f"wait until {device} has finished the step, so the device idles while Python prepares the next one. "
              "Keep the running loss on the device (total += loss.detach()) and read it once per epoch.")

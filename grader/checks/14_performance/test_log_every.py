@@ -67,8 +67,8 @@ def test_reads_the_device_only_for_logged_steps(submission, device):
     logged = len(range(0, steps, log_every))
     with measure(device) as m:
         call(submission, device, X, y, steps, lr, log_every)
-    if m.round_trips > logged:
-        fail(f"fit({steps} steps, log_every={log_every}) made {m.describe_round_trips()}, for {logged} logged "
+    if m.waits > logged:
+        fail(f"fit({steps} steps, log_every={log_every}) made {m.describe_waits()}, for {logged} logged "
              f"values: each read makes Python wait until {device} has finished all the work queued before it. "
              "Read the loss only at the steps you log, or keep the logged losses on the device and read them "
              "at the end with one .tolist().")

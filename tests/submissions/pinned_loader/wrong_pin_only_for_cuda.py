@@ -1,0 +1,14 @@
+# expect: pin_memory=True
+"""Pins only when the device is CUDA: MPS, XPU and other accelerators get pageable batches."""
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def make_loader(features, labels, device, batch_size=64):
+    return DataLoader(TensorDataset(features, labels), batch_size=batch_size,
+                      pin_memory=torch.device(device).type == "cuda")
+
+
+def device_batches(loader, device):
+    for x, y in loader:
+        yield x.to(device, non_blocking=True), y.to(device, non_blocking=True)
