@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from grader import ROOT, course
-from tools.verdicts import submissions
+from tools.verdicts import merged, submissions
 
 TABLES = {p.stem: json.loads(p.read_text()) for p in sorted((ROOT / "grader" / "verdicts").glob("*.json"))}
 # What each simulated leg stands for.
@@ -23,8 +23,9 @@ def test_there_are_tables_for_one_gpu_and_two():
 @pytest.mark.parametrize("name", sorted(TABLES))
 def test_table_was_made_on_gpus_with_the_course_as_it_is(name):
     table = TABLES[name]
-    m = table["machine"]
-    assert m["gpus"] and m["driver"] and "+cu" in m["torch"], m
+    for m in [table["machine"], *(again["machine"] for again in table.get("regraded", []))]:
+        assert m["gpus"] and m["driver"] and "+cu" in m["torch"], m
+        assert len(m["gpus"]) == len(table["machine"]["gpus"]), m
     graded = {(r["exercise"], r["submission"]) for r in table["rows"]}
     expected = {(ex.name, label) for ex in course.load() for label in submissions(ex)}
     missing = sorted(expected - graded)
@@ -65,3 +66,14 @@ def test_expected_verdicts_on_the_gpu(name):
             assert set(v.values()) == {"pass"}, (where, v, r["failures"])
         elif label.startswith("wrong_") or label == "shipped":
             assert "fail" in v.values(), (where, v)
+
+
+def test_regrading_some_exercises_replaces_their_rows_and_says_so():
+    gpus = {"gpus": ["H100", "H100"], "driver": "1", "torch": "2.11.0+cu130", "date": "then"}
+    row = lambda ex, sub, v: {"exercise": ex, "submission": sub, "verdicts": {"cuda:0": v}, "failures": []}
+    table = {"machine": gpus, "seconds": 9.0, "rows": [row("a", "solution", "fail"), row("b", "solution", "pass")]}
+    out = merged(json.loads(json.dumps(table)), [row("a", "solution", "pass")], {**gpus, "date": "now"}, 1.0)
+    assert sorted((r["exercise"], r["verdicts"]["cuda:0"]) for r in out["rows"]) == [("a", "pass"), ("b", "pass")]
+    assert out["machine"]["date"] == "then" and out["regraded"][0]["exercises"] == ["a"]
+    with pytest.raises(SystemExit):
+        merged(table, [], {**gpus, "gpus": ["H100"]}, 1.0)

@@ -6,7 +6,9 @@ for (sim:0 as cuda:0, sim:1 as cuda:1, the pair sim:0+sim:1 as cuda:0+cuda:1).
 
     python tools/verdicts.py --out grader/verdicts/2gpu.json [--markdown grader/verdicts/2gpu.md] [--jobs 4]
 
-With --jobs N, N processes grade at once, each through warm grading processes of its own.
+With --jobs N, N processes grade at once, each through warm grading processes of its own. With --only
+NAME..., only those exercises are graded again, their rows replaced in the table already at --out (made on a
+machine with as many GPUs); the table keeps its machine and lists each such regrading with its own.
 """
 
 from __future__ import annotations
@@ -75,29 +77,50 @@ def main() -> None:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--markdown", type=Path)
     p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--only", nargs="+", metavar="EXERCISE", help="regrade these, in the table at --out")
     args = p.parse_args()
     start = time.perf_counter()
-    items = [(ex.name, label, str(path)) for ex in course.load() for label, path in submissions(ex).items()]
+    exercises = [course.get(name) for name in args.only] if args.only else course.load()
+    items = [(ex.name, label, str(path)) for ex in exercises for label, path in submissions(ex).items()]
     chunks = [items[i::args.jobs] for i in range(args.jobs)]
     with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
         graded = [row for rows in pool.map(grade_chunk, chunks) for row in rows]
-    order = {(name, label): i for i, (name, label, _) in enumerate(items)}
-    rows = sorted(graded, key=lambda r: order[(r["exercise"], r["submission"])])
-    table = {"machine": machine.describe(), "seconds": round(time.perf_counter() - start, 1), "rows": rows}
+    seconds = round(time.perf_counter() - start, 1)
+    if args.only:
+        table = merged(json.loads(args.out.read_text()), graded, machine.describe(), seconds)
+    else:
+        table = {"machine": machine.describe(), "seconds": seconds, "rows": graded}
+    everything = [(ex.name, label) for ex in course.load() for label in submissions(ex)]
+    order = {key: i for i, key in enumerate(everything)}
+    table["rows"].sort(key=lambda r: order.get((r["exercise"], r["submission"]), len(order)))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(table, indent=1) + "\n")
     if args.markdown:
         args.markdown.write_text(markdown(table))
-    print(f"{len(rows)} submissions graded in {table['seconds']} s -> {args.out}")
+    print(f"{len(graded)} submissions graded in {seconds} s -> {args.out}")
+
+
+def merged(table: dict, graded: list[dict], here: dict, seconds: float) -> dict:
+    """`table` with the rows of the exercises in `graded` replaced by those, and the regrading noted."""
+    if len(here["gpus"]) != len(table["machine"]["gpus"]):
+        sys.exit(f"--only: this machine has {len(here['gpus'])} GPUs, the table's had {len(table['machine']['gpus'])}")
+    names = sorted({r["exercise"] for r in graded})
+    table["rows"] = [r for r in table["rows"] if r["exercise"] not in names] + graded
+    table.setdefault("regraded", []).append({"exercises": names, "machine": here, "seconds": seconds})
+    return table
 
 
 def markdown(table: dict) -> str:
     m = table["machine"]
     legs = sorted({leg for r in table["rows"] for leg in r["verdicts"]})
     lines = [f"# Verdicts: {len(m['gpus'])} × {m['gpus'][0] if m['gpus'] else 'no GPU'}, driver {m['driver']}, "
-             f"torch {m['torch']}, {m['date']}", "",
-             "| exercise | submission | " + " | ".join(legs) + " |",
-             "| --- | --- | " + " | ".join("---" for _ in legs) + " |"]
+             f"torch {m['torch']}, {m['date']}", ""]
+    for again in table.get("regraded", []):
+        a = again["machine"]
+        lines += [f"Graded again: {', '.join(again['exercises'])} ({len(a['gpus'])} × {a['gpus'][0]}, driver "
+                  f"{a['driver']}, torch {a['torch']}, {a['date']}).", ""]
+    lines += ["| exercise | submission | " + " | ".join(legs) + " |",
+              "| --- | --- | " + " | ".join("---" for _ in legs) + " |"]
     for r in table["rows"]:
         lines.append(f"| {r['exercise']} | {r['submission']} | "
                      + " | ".join(r["verdicts"].get(leg, "") for leg in legs) + " |")

@@ -112,7 +112,7 @@ def run(submission, device):
         with running(f"time_matmul(a, b, {repeats}) with a, b on {device}", submission):
             with Span(device) as span, watched_clocks(vars(submission.module), device, m, reads):
                 result = submission.time_matmul(a, b, repeats)
-            done = idle(device)
+                done = idle(device)  # before the span records its end event: on CUDA that is queued work too
     if isinstance(result, torch.Tensor) or not isinstance(result, (int, float)) or not math.isfinite(result):
         fail(f"time_matmul should return a number of seconds (a Python float), got {result!r}.")
     return result, reads, done, m, span, repeats

@@ -1,4 +1,5 @@
 # expect: took the CPU path
+# on cuda: passes (it knows only CUDA; the simulator stands for any other accelerator, where it fails, as on MPS)
 """Uses torch.cuda.is_available() to decide whether it runs on a GPU: MPS/XPU/other accelerators take the CPU path."""
 import torch
 from torch import nn

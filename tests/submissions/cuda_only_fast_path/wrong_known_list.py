@@ -1,4 +1,5 @@
 # expect: took the CPU path
+# on cuda: passes (it knows only CUDA; the simulator stands for any other accelerator, where it fails, as on MPS)
 """A longer list of accelerator names is still a list: anything not on it takes the CPU path."""
 import torch
 from torch import nn

@@ -1,4 +1,5 @@
 # expect: pin_memory=True
+# on cuda: passes (it knows only CUDA; the simulator stands for any other accelerator, where it fails, as on MPS)
 """Pins only when the device is CUDA: MPS, XPU and other accelerators get pageable batches."""
 import torch
 from torch.utils.data import DataLoader, TensorDataset

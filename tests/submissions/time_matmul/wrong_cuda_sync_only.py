@@ -1,4 +1,5 @@
 # expect: still had queued work
+# on cuda: passes (it knows only CUDA; the simulator stands for any other accelerator, where it fails, as on MPS)
 """Follows the CUDA recipe only: torch.cuda.synchronize() when CUDA is there; other accelerators never wait."""
 import time
 
