@@ -3477,6 +3477,124 @@ def _n_ce_1_and_0(dev):
     return torch.nn.functional.cross_entropy(torch.zeros(2, 3, device=f"{dev}:1"), torch.tensor([0, 1], device=f"{dev}:0"))
 
 
+
+# Two GPUs, one model: the usual bugs of code that moved a model to one GPU and its data to the other (and the
+# calls CUDA runs all the same), checked by the mix sweep operator by operator and here as code is written.
+@case("nn.Conv2d on :0 given a batch on :1", needs_2=True)
+def _n_conv_on_0_batch_on_1(dev):
+    torch.manual_seed(0)
+    return torch.nn.Conv2d(2, 3, 3).to(f"{dev}:0")(torch.randn(1, 2, 6, 6, device=f"{dev}:1"))
+
+
+@case("nn.ConvTranspose1d on :1 given a batch on :0", needs_2=True)
+def _n_convt_on_1_batch_on_0(dev):
+    torch.manual_seed(0)
+    return torch.nn.ConvTranspose1d(2, 3, 3).to(f"{dev}:1")(torch.randn(1, 2, 6, device=f"{dev}:0"))
+
+
+@case("conv2d with its bias on :1", needs_2=True)
+def _n_conv_bias_on_1(dev):
+    x, w = torch.ones(1, 1, 4, 4, device=f"{dev}:0"), torch.ones(2, 1, 3, 3, device=f"{dev}:0")
+    return torch.nn.functional.conv2d(x, w, torch.zeros(2, device=f"{dev}:1"))
+
+
+@case("index a :0 tensor with :1 indices", needs_2=True)
+def _n_index_other_gpu(dev):
+    return torch.arange(6.0, device=f"{dev}:0")[torch.tensor([1, 2], device=f"{dev}:1")]
+
+
+@case("index a :0 tensor with a :1 boolean mask", needs_2=True)
+def _n_mask_other_gpu(dev):
+    x = torch.arange(6.0, device=f"{dev}:0")
+    return x[torch.tensor([True, False] * 3, device=f"{dev}:1")]
+
+
+@case("assign into a :0 tensor at :1 indices", needs_2=True)
+def _n_setitem_other_gpu(dev):
+    x = torch.arange(6.0, device=f"{dev}:0")
+    x[torch.tensor([1, 2], device=f"{dev}:1")] = 7.0
+    return [x.device, x.cpu()]
+
+
+@case("index_put_ with :1 indices and accumulate", needs_2=True)
+def _n_index_put_acc_other_gpu(dev):
+    x = torch.zeros(4, device=f"{dev}:0")
+    x.index_put_((torch.tensor([1, 1], device=f"{dev}:1"),), torch.ones(2, device=f"{dev}:0"), accumulate=True)
+    return x.cpu()
+
+
+@case("index_put_ with a 0-dim :1 value", needs_2=True)
+def _n_index_put_value_other_gpu(dev):
+    x = torch.zeros(4, device=f"{dev}:0")
+    x[torch.tensor([0, 3], device=f"{dev}:0")] = torch.tensor(5.0, device=f"{dev}:1")
+    return [x.device, x.cpu()]
+
+
+@case("torch.where with a 0-dim :1 fill value", needs_2=True)
+def _n_where_other_gpu_scalar(dev):
+    x = torch.arange(4.0, device=f"{dev}:0")
+    return torch.where(x > 1, x, torch.tensor(-1.0, device=f"{dev}:1"))
+
+
+@case("torch.where with a :1 condition first", needs_2=True)
+def _n_where_condition_on_1(dev):
+    x = torch.arange(4.0, device=f"{dev}:0")
+    return torch.where(torch.tensor(True, device=f"{dev}:1"), x, torch.tensor(0.0, device=f"{dev}:0"))
+
+
+@case("masked_fill_ with a 0-dim :1 value", needs_2=True)
+def _n_masked_fill_other_gpu(dev):
+    x = torch.zeros(3, device=f"{dev}:0")
+    return x.masked_fill_(x == 0, torch.tensor(2.0, device=f"{dev}:1")).cpu()
+
+
+@case("index_fill_ with a 0-dim :1 value", needs_2=True)
+def _n_index_fill_other_gpu(dev):
+    x = torch.zeros(3, device=f"{dev}:0")
+    return x.index_fill_(0, torch.tensor([1], device=f"{dev}:0"), torch.tensor(4.0, device=f"{dev}:1")).cpu()
+
+
+@case("linspace between 0-dim tensors of :0 and :1", needs_2=True)
+def _n_linspace_two_gpus(dev):
+    return torch.linspace(torch.tensor(0.0, device=f"{dev}:0"), torch.tensor(1.0, device=f"{dev}:1"), 3)
+
+
+@case("block_diag of :0 and :1 blocks", needs_2=True)
+def _n_block_diag_two_gpus(dev):
+    return torch.block_diag(torch.ones(1, 1, device=f"{dev}:0"), torch.ones(2, 2, device=f"{dev}:1"))
+
+
+@case("cholesky_solve with the factor on :1", needs_2=True)
+def _n_cholesky_solve_two_gpus(dev):
+    return torch.cholesky_solve(torch.ones(2, 1, device=f"{dev}:0"), torch.eye(2, device=f"{dev}:1"))
+
+
+@case("torch.rsub of a :1 tensor and a :0 tensor", needs_2=True)
+def _n_rsub_two_gpus(dev):
+    return torch.rsub(torch.ones(3, device=f"{dev}:1"), torch.ones(3, device=f"{dev}:0"))
+
+
+@case("BCE with logits on :0 and targets on :1", needs_2=True)
+def _n_bce_logits_two_gpus(dev):
+    return torch.nn.functional.binary_cross_entropy_with_logits(torch.zeros(3, device=f"{dev}:0"),
+                                                                torch.ones(3, device=f"{dev}:1"))
+
+
+@case("nn.Embedding on :0 given ids on :1", needs_2=True)
+def _n_embedding_two_gpus(dev):
+    return torch.nn.Embedding(5, 2).to(f"{dev}:0")(torch.tensor([1, 2], device=f"{dev}:1"))
+
+
+@case("nn.LayerNorm on :1 given a batch on :0", needs_2=True)
+def _n_layer_norm_two_gpus(dev):
+    return torch.nn.LayerNorm(4).to(f"{dev}:1")(torch.ones(2, 4, device=f"{dev}:0"))
+
+
+@case("torch.cat of :0 and :1 tensors", needs_2=True)
+def _n_cat_two_gpus(dev):
+    return torch.cat([torch.ones(2, device=f"{dev}:0"), torch.ones(2, device=f"{dev}:1")])
+
+
 def device_count(device_type: str) -> int:
     mod = getattr(torch, device_type, None)
     try:

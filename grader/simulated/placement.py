@@ -200,9 +200,17 @@ def _cpu_conv_backend(x, w, args) -> str | None:
     return "slow_transpose2d" if transposed else "slow2d"
 
 
-def conv_check(args) -> None:
+def conv_check(args, forward: bool = True) -> None:
     x, w = args[0], args[1]
     b = args[2] if len(args) > 2 else None
+    if forward and x.device.type == w.device.type == DEVICE_TYPE and torch.backends.cudnn.enabled \
+            and not _conv_shapes_refused(w, b):
+        # Two GPUs: the types agree (torch.cuda.FloatTensor both), so cuDNN's generated check speaks, and a
+        # bias on another GPU meets the input in the add after it.
+        suffix = "_cudnn_convolution_transpose" if len(args) > 6 and args[6] is True else "_cudnn_convolution"
+        _same_device_as_first([("input", x), ("weight", w)], suffix)
+        if isinstance(b, torch.Tensor) and b.device.type == DEVICE_TYPE and b.device != x.device:
+            raise same_device_error(x.device, b.device)
     backend = _cpu_conv_backend(x, w, args) if x.device != w.device and x.device.type == "cpu" else None
     if backend in ("slow2d", "slow_transpose2d"):
         # the slow CPU kernels check devices in generated code, under CUDA's dispatch key
@@ -211,12 +219,17 @@ def conv_check(args) -> None:
             f"Expected all tensors to be on the same device, but got weight is on {w.device}, different from "
             f"other tensors on cpu (when checking argument in method wrapper_{DEVICE_TYPE.upper()}_{suffix})"
         )
-    if x.device != w.device:
+    if x.device.type != w.device.type:  # the tensor types differ (torch.FloatTensor, torch.cuda.FloatTensor)
         tail = " or input should be a MKLDNN tensor and weight is a dense tensor" if x.device.type == "cpu" else ""
         raise RuntimeError(f"Input type ({x.type()}) and weight type ({w.type()}) should be the same{tail}")
-    if isinstance(b, torch.Tensor) and b.device != x.device:
+    if isinstance(b, torch.Tensor) and b.device.type != x.device.type:
         tail = " or input should be a MKLDNN tensor and bias is a dense tensor" if x.device.type == "cpu" else ""
         raise RuntimeError(f"Input type ({x.type()}) and bias type ({b.type()}) should be the same{tail}")
+
+
+def _conv_shapes_refused(w, b) -> bool:
+    """Whether convolution's shape checks, which come before any device check, refuse this weight or bias."""
+    return w.dim() < 3 or (isinstance(b, torch.Tensor) and b.dim() != 1)
 
 
 def _check_as(kernel, values: dict) -> None:
@@ -262,10 +275,15 @@ def check_mixed(func, name, args, kwargs, common_dev, bad_dev) -> None:
                 argument_values(func, args, kwargs)["value"].dim() == 0:
             return  # the value is read on the host (value.item()), wherever it is
     if name == "convolution" or name == "convolution_backward":
-        conv_check(args)
+        conv_check(args, forward=name == "convolution")
     if name == "mv":
         mv_check(args)
     if bad_dev is not None:
+        if other_device_allowed(func, name, args, kwargs, common_dev):
+            return
+        first = FIRST_DEVICE_FROM.get(name)
+        if first is not None and isinstance(t := argument_values(func, args, kwargs).get(first), torch.Tensor):
+            common_dev, bad_dev = t.device, (bad_dev if t.device == common_dev else common_dev)
         raise same_device_error(common_dev, bad_dev)
     if name in INDEX_OPS:
         if name in INDEX_PUT_OPS:
@@ -274,6 +292,53 @@ def check_mixed(func, name, args, kwargs, common_dev, bad_dev) -> None:
     if name not in MIXED_OK:
         # a non-scalar CPU tensor (or a CPU tensor as output) meets a device tensor
         raise same_device_error(common_dev, torch.device("cpu"))
+
+
+#: Ops that take 0-dim tensors of another device (recorded on two GPUs: tests/simulated/mix_sweep.py): `where`
+#: moves each to its output's device (where_self_out), the others read them on the host (value.item(),
+#: start.item()). Name -> the argument it applies to (None: any).
+ZERO_DIM_FROM_ANYWHERE = {"where": None, "linspace": None, "logspace": None, "index_fill": "value",
+                          "index_fill_": "value"}
+#: Where CUDA's "found at least two devices, A and B" names first the device of this argument: its kernel
+#: starts from it (rsub is other - self; bce_with_logits starts with 1 - target).
+FIRST_DEVICE_FROM = {"rsub": "other", "binary_cross_entropy_with_logits": "target"}
+
+
+def _off_device(values: dict, device) -> list:
+    return [(k, t) for k, v in values.items() for t in (v if isinstance(v, (list, tuple)) else (v,))
+            if isinstance(t, torch.Tensor) and t.device != device]
+
+
+def other_device_allowed(func, name, args, kwargs, common_dev) -> bool:
+    """Whether CUDA runs an op that met tensors of two devices (raising its own error where it has one)."""
+    values = argument_values(func, args, kwargs)
+    off = _off_device(values, common_dev)
+    if name in ZERO_DIM_FROM_ANYWHERE:
+        only = ZERO_DIM_FROM_ANYWHERE[name]
+        return all(t.dim() == 0 and (only is None or k == only) for k, t in off)
+    if name in ("index", "_unsafe_index"):
+        if all(k == "indices" for k, _ in off):
+            # index's meta function: indices on the CPU or on self's device (a mask becomes indices first)
+            raise RuntimeError("indices should be either on cpu or on the same device as the indexed tensor "
+                               f"({values['self'].device})")
+    if name in INDEX_PUT_OPS:
+        # make_info moves the indices to self's device, index_put_ a 0-dim value; a 0-dim self has no room for
+        # an index, which the op says itself
+        return values["self"].dim() == 0 or all(k == "indices" or (k == "values" and t.dim() == 0) for k, t in off)
+    if name == "convolution":
+        return _conv_shapes_refused(values["weight"], values.get("bias"))
+    if name == "block_diag":
+        tensors = values["tensors"]
+        i = next(i for i, t in enumerate(tensors) if t.device != tensors[0].device)
+        raise RuntimeError("torch.block_diag: input tensors must all be on the same device. Input 0 is on device "
+                           f"{tensors[0].device} and input {i} is on device {tensors[i].device}")
+    if name == "cholesky_solve":
+        b, a = values["self"], values["input2"]
+        if b.dim() < 2 or a.dim() < 2:
+            return True  # the op's own shape check speaks first
+        raise RuntimeError(f"Expected b and A to be on the same device, but found b on {b.device} and A on "
+                           f"{a.device} instead.")
+    return False
 
 
 def check_cpu_scalars(func, args, kwargs, common_dev) -> None:

@@ -3,7 +3,9 @@ says the same (tests/simulated/test_cpu_mixes.py). Run in a process of its own, 
 
 Each sample (float32, the first two per operator) with two or more tensor arguments is run on DEVICE with
 every tensor there except: one argument as a 0-dim CPU tensor (`scalar@k`), one argument left on the CPU
-(`cpu@k`), or two of them as 0-dim CPU tensors (`scalars@j,k`). Each outcome is the error (type and message,
+(`cpu@k`), two of them as 0-dim CPU tensors (`scalars@j,k`), or one argument on the second device, whole
+(`other@k`) or as a 0-dim tensor (`scalar_other@k`), the current device staying the first (a model on cuda:0
+given a batch on cuda:1). Each outcome is the error (type and message,
 device type normalised) or the devices, shapes and dtypes of the result.
 
     python tests/simulated/mix_sweep.py sim                 # prints {"torch": ..., "results": {key: outcome}}
@@ -50,22 +52,25 @@ def variants(leaves) -> dict:
         return {}
     found = {f"scalar@{k}": {p: "scalar"} for k, p in enumerate(at)}
     found.update({f"cpu@{k}": {p: "cpu"} for k, p in enumerate(at)})
+    found.update({f"other@{k}": {p: "other"} for k, p in enumerate(at)})
+    found.update({f"scalar_other@{k}": {p: "scalar_other"} for k, p in enumerate(at)})
     for j, k in itertools.combinations(range(len(at)), 2):
         found[f"scalars@{j},{k}"] = {at[j]: "scalar", at[k]: "scalar"}
     return found
 
 
 def placed(leaves, where: dict, device: str) -> list:
+    other = torch.device(torch.device(device).type, 1)  # the second device, current device staying 0
     out = []
     for i, x in enumerate(leaves):
         if not isinstance(x, torch.Tensor):
             out.append(x)
-        elif where.get(i) == "scalar":
-            out.append(x.detach().reshape(-1)[:1].reshape(()).clone() if x.numel() else torch.zeros((), dtype=x.dtype))
-        elif where.get(i) == "cpu":
-            out.append(x.detach().clone())
-        else:
-            out.append(x.detach().to(device))
+            continue
+        how = where.get(i, "")
+        if how.startswith("scalar"):
+            x = x.detach().reshape(-1)[:1].reshape(()) if x.numel() else torch.zeros((), dtype=x.dtype)
+        out.append(x.detach().clone() if how in ("cpu", "scalar") else x.detach().to(other if how.endswith("other")
+                                                                                        else device))
     return out
 
 

@@ -1,11 +1,19 @@
-"""A CPU tensor among device tensors, operator by operator: the simulator says what CUDA said.
+"""A CPU tensor among device tensors, or a tensor of the other GPU, operator by operator: the simulator says what
+CUDA said.
 
 tests/simulated/mix_sweep.py runs every OpInfo sample with one argument left on the CPU (as a 0-dim tensor, or
-whole) or two as 0-dim CPU tensors; its CUDA outcomes are committed (grader/simulated/cpu_mixes_sweep_cuda.json,
-recorded on 2 x H100 with torch 2.11, tools/GPU_RUNS.md). The first such run found 245 outcomes that differed,
-67 of them a call CUDA refuses and the simulator ran (F.mse_loss of a device prediction and a 0-dim CPU target,
-torch.addcdiv, logical_and, nn.Embedding of a 0-dim CPU index...): the simulator now raises what CUDA raised
-for the same operator and CPU arguments (grader/simulated/recorded_mixes.py).
+whole), two as 0-dim CPU tensors, or one on the second device (whole or 0-dim); its CUDA outcomes are committed
+(grader/simulated/cpu_mixes_sweep_cuda.json, recorded on 2 x H100 with torch 2.11, tools/GPU_RUNS.md).
+
+- The first run found 245 outcomes that differed, 67 of them a call CUDA refuses and the simulator ran (F.mse_loss
+  of a device prediction and a 0-dim CPU target, torch.addcdiv, logical_and, nn.Embedding of a 0-dim CPU
+  index...): the simulator now raises what CUDA raised for the same operator and CPU arguments
+  (grader/simulated/recorded_mixes.py).
+- The run with the second GPU (thirteenth session) found 318 of 2322 outcomes that differed. Among them, calls
+  CUDA runs and the simulator refused: torch.where and index_fill with a 0-dim tensor of the other GPU, x[i] = v
+  with i on the other GPU, linspace between tensors of two GPUs; and other words for refusals: a convolution's
+  weight on the other GPU (cuDNN's check), block_diag, cholesky_solve, rsub. The simulator now follows CUDA
+  there (grader/simulated/placement.py, other_device_allowed).
 
 KNOWN lists, by OpInfo operator, what still differs and why; it is strict: an entry that no longer differs
 fails, so that it is removed."""
@@ -53,7 +61,8 @@ KNOWN = {
     "nn.functional.conv_transpose1d.": _SHAPE_FIRST + " (0-dim weight and bias)",
     "nn.functional.conv_transpose2d.": _SHAPE_FIRST + " (0-dim weight and bias)",
     "expand_as.": _SHAPE_FIRST + "; the message names the tensor's type",
-    "index_put.": "0-dim CPU tensors as the indexed tensor or as indices: CUDA asserts inside its index kernel",
+    "index_put.": "0-dim CPU tensors as the indexed tensor or as indices: CUDA asserts inside its index kernel (and "
+                  "with a 0-dim index on the other GPU, in another assert's words)",
     "index_fill.": "a 0-dim CPU tensor filled at a 0-dim CPU index: CUDA runs it on the CPU",
     "masked_fill.": "the in-place masked_fill_ of a 0-dim CPU tensor: CUDA's kernel refuses in words of its own",
     "nn.functional.ctc_loss.": "which kernel CUDA runs (cuDNN's or its own, each with its checks) depends on the "
@@ -65,6 +74,10 @@ KNOWN = {
     "nn.functional.conv3d.": "a CPU input with a device weight: CUDA goes to its slow 3-D kernels, whose words "
                              "differ; the simulator uses cuDNN's: both refuse",
     "nn.functional.conv_transpose3d.": "as conv3d",
+    "nn.functional.grid_sample.": "two GPUs: CUDA's grid_sample picks cuDNN's kernel above the grid_sampler_2d the "
+                                  "simulator sees (and names): both refuse, in other words",
+    "nn.functional.embedding.": _SHAPE_FIRST + " (a 0-dim weight on the other GPU)",
+    "mv.": _SHAPE_FIRST + " (a 0-dim matrix on the other GPU)",
 }
 
 
