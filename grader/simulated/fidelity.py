@@ -1908,6 +1908,33 @@ def _c_set_data_cpu(dev):
     return [model.weight.device, model.weight is w, model.weight.detach().sum().item()]
 
 
+@case("x.data = another device tensor: its values, shape and memory")
+def _c_set_data_device_to_device(dev):
+    x = torch.ones(256, 256, device=dev)
+    base = torch.accelerator.memory_allocated()
+    x.data = torch.full((2,), 5.0, device=dev)  # the old 256 KiB are freed: nothing else holds them
+    return [x.shape, x.device, x.cpu(), torch.accelerator.memory_allocated() - base]
+
+
+@case("x.data = a device tensor while a view of x is alive")
+def _c_set_data_view_alive(dev):
+    x = torch.ones(256, 256, device=dev)
+    row = x[0]
+    base = torch.accelerator.memory_allocated()
+    x.data = torch.empty(0, device=dev)
+    held = torch.accelerator.memory_allocated() - base
+    del row
+    return [held, torch.accelerator.memory_allocated() - base, x.shape]
+
+
+@case("p.data = p.data.to(:1) moves a parameter to the other GPU", needs_2=True)
+def _c_set_data_other_gpu(dev):
+    model = torch.nn.Linear(2, 1).to(f"{dev}:0")
+    for p in model.parameters():
+        p.data = p.data.to(f"{dev}:1")
+    return [model.weight.device, model(torch.ones(3, 2, device=f"{dev}:1")).device]
+
+
 @case("p.data = p.data.to(device) moves a parameter in place")
 def _c_set_data_to_device(dev):
     model = torch.nn.Linear(2, 1)

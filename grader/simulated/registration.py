@@ -158,7 +158,8 @@ def _patch_module_apply():
 
 
 def _patch_set_data():
-    """``x.data = y`` between a CPU tensor and a sim one. CUDA and CPU tensors share one TensorImpl type, so C++
+    """``x.data = y``. Between two sim tensors, C++ re-points the wrapper and Python what it wraps. Between a CPU
+    tensor and a sim one: CUDA and CPU tensors share one TensorImpl type, so C++
     re-points x at y's data (``p.data = p.data.to(device)`` moves a parameter in place); a wrapper tensor has
     another type, which C++ refuses ("incompatible tensor type"). Swap the contents instead, as Module._apply
     does here: x keeps its identity, its parameter-ness, requires_grad and .grad (which CUDA leaves where it
@@ -167,6 +168,12 @@ def _patch_set_data():
     get, set_ = base.__get__, base.__set__
 
     def set_data(self, value):
+        if type(self) is SimTensor and type(value) is SimTensor:
+            # C++ re-points the wrapper (shape, device); what it wraps is Python's to re-point: the data, the
+            # device index and the allocator block (freed here when nothing else holds it, as on CUDA)
+            set_(self, value)
+            self._data, self._idx, self._mem = value._data, value._idx, value._mem
+            return
         if not isinstance(value, torch.Tensor) or (type(self) is SimTensor) == (type(value) is SimTensor):
             return set_(self, value)
         new = value.detach()

@@ -38,15 +38,18 @@ def evaluate(submission, device, model, batches, k):
 
 
 def test_counts_the_topk_hits(submission, device):
-    model, batches, model_d, batches_d, k = problem(device)
-    expected = reference(model, batches, k)
-    out = expect_tensor(evaluate(submission, device, model_d, batches_d, k), "the value returned by evaluate")
-    if out.numel() != 1:
-        fail(f"evaluate should return a single count, but returned a tensor of shape {tuple(out.shape)}.")
-    got = out.detach().cpu().reshape(()).item()
-    if got != expected:
-        fail(f"evaluate counted {got:g} top-{k} hits over {sum(len(y) for _, y in batches)} examples; the right "
-             f"count is {expected}: the fix changed the result.")
+    # Several problems: on random labels a wrong metric (the k lowest scores) gets the right count by chance
+    # about one time in ten, which made a leg pass now and then.
+    for _ in range(4):
+        model, batches, model_d, batches_d, k = problem(device)
+        expected = reference(model, batches, k)
+        out = expect_tensor(evaluate(submission, device, model_d, batches_d, k), "the value returned by evaluate")
+        if out.numel() != 1:
+            fail(f"evaluate should return a single count, but returned a tensor of shape {tuple(out.shape)}.")
+        got = out.detach().cpu().reshape(()).item()
+        if got != expected:
+            fail(f"evaluate counted {got:g} top-{k} hits over {sum(len(y) for _, y in batches)} examples; the "
+                 f"right count is {expected}: the fix changed the result.")
 
 
 def test_total_stays_on_the_device(submission, device):
