@@ -203,7 +203,8 @@ def _waits_for(measured: torch.device, mod):
     """Whether synchronize(device) of `mod`'s kind waits for `measured` (None: the current device, as CUDA's)."""
     def check(device=None):
         if device is None:
-            return measured.index is None or measured.index == mod.current_device()
+            current = getattr(mod, "current_device", lambda: 0)  # torch.mps has one device and no such call
+            return measured.index is None or measured.index == current()
         device = torch.device(measured.type, device) if isinstance(device, int) else torch.device(device)
         return device.type == measured.type and (device.index is None or measured.index is None
                                                  or device.index == measured.index)
