@@ -6,6 +6,7 @@ any failure becomes a `GradeFailure` whose message names the bug and the fix, no
 from __future__ import annotations
 
 import re
+from collections import Counter
 from contextlib import contextmanager, nullcontext
 
 import pytest
@@ -127,14 +128,20 @@ def expect_device(tensor: torch.Tensor, device: torch.device | str, what: str, f
 
 @contextmanager
 def no_round_trips(device: torch.device, what: str):
-    """Fail if the code inside copies data from the device to the CPU or reads a device value from Python
-    (`.item()`, `int(t)`, `if t:` ...): each makes the host wait for the device. Counted by the same
-    instruments on every leg (see grader.instruments), so the CPU, CUDA, MPS and the simulator agree."""
+    """Fail if the code inside makes the host wait for the device: a copy to the CPU, a read of a device value
+    from Python (`.item()`, `int(t)`, `if t:` ...), a synchronize(), or an operation whose result is sized by
+    device data (nonzero, a boolean mask: the host must read the count). Counted by the same instruments on
+    every leg (see grader.instruments), so the CPU, CUDA, MPS and the simulator agree."""
     with measure(device) as m:
         yield m
     if m.waits:
         fail(f"{what} made {m.describe_waits()}: each one makes Python wait for {device}. Keep the work on "
              "the input's device instead of moving data back and forth.")
+    if m.data_dependent and device.type != "cpu":  # on the CPU the size is known where it is computed
+        ran = ", ".join(f"{op} {n} time{'s' if n > 1 else ''}" for op, n in Counter(m.data_dependent).items())
+        fail(f"{what} ran {ran} on {device}: each sizes its result by the data on the device (a boolean mask "
+             "or nonzero()), so Python waits for the device to read the size. Keep the shapes fixed: multiply "
+             "by the mask, or use torch.where, instead of selecting with it.")
 
 
 def within(got: float, want: float, tol: float) -> bool:

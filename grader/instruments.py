@@ -11,9 +11,12 @@ Explicit synchronisation is not an aten operation: `measure` counts it by wrappi
 block, `torch.accelerator.synchronize` and the device module's `synchronize` (`torch.cuda.synchronize`,
 `torch.sim.synchronize`, ...), the same Python functions on every leg.
 
+Copies made below the dispatcher, the values of `torch.tensor(list, device=...)` (and `torch.as_tensor`,
+`x.new_tensor`), are counted by wrapping those functions the same way.
+
 What is not seen: waiting on one stream or event (`Event.synchronize()`: `torch.Event` is a C type on CUDA,
 which cannot be wrapped, so counting it on the simulator alone would give two verdicts), work queued on other
-threads, and copies made below the dispatcher (the data of `torch.tensor(list, device=...)`).
+threads, and functions imported by name before the block (`from torch import tensor`).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ class Copy:
     src: str
     dst: str
     nbytes: int
+    blocking: bool = True  # False: non_blocking=True into pinned memory, where Python does not wait
 
 
 @dataclass
@@ -64,6 +68,7 @@ class Measurement:
     kernels: int = 0  # operations run on the device
     peak_bytes: int | None = None  # peak device memory allocated inside the block (None: not known here)
     explicit_syncs: int = 0  # torch.accelerator.synchronize() / torch.cuda.synchronize() ... for this device
+    unawaited_d2h: int = 0  # non-blocking copies to the CPU that no later wait covered (yet)
 
     @property
     def round_trips(self) -> int:
@@ -72,8 +77,11 @@ class Measurement:
 
     @property
     def waits(self) -> int:
-        """Round trips plus explicit synchronisations: each makes Python wait until the device is done."""
-        return self.round_trips + self.explicit_syncs
+        """Times Python waited until the device was done: blocking copies back, host reads, explicit
+        synchronisations. A non-blocking copy to the CPU counts only if nothing waited after it: reading its
+        values then is a race, which costs as much to fix as a wait."""
+        blocking = sum(1 for c in self.d2h if c.blocking)
+        return blocking + self.host_reads + self.explicit_syncs + self.unawaited_d2h
 
     @property
     def syncs(self) -> int:
@@ -92,12 +100,24 @@ class Measurement:
         return " and ".join(parts) or "nothing"
 
     def describe_waits(self) -> str:
-        """As describe_round_trips, with the explicit synchronisations."""
-        if not self.explicit_syncs:
-            return self.describe_round_trips()
-        n = self.explicit_syncs
-        syncs = f"{n} explicit synchronisation{'s' if n != 1 else ''} of {self.device} (synchronize())"
-        return syncs if not self.round_trips else f"{self.describe_round_trips()} and {syncs}"
+        """What `waits` counted, in words."""
+        def plural(n, word, many):
+            return f"{n} {word if n == 1 else many}"
+        parts = []
+        blocking = [c for c in self.d2h if c.blocking]
+        if blocking:
+            parts.append(f"{plural(len(blocking), 'copy', 'copies')} from {self.device} to the CPU "
+                         f"({sum(c.nbytes for c in blocking)} bytes)")
+        if self.unawaited_d2h:
+            parts.append(f"{plural(self.unawaited_d2h, 'copy', 'copies')} to the CPU with non_blocking=True that "
+                         "nothing waited for (their values may not have arrived when Python reads them)")
+        if self.host_reads:
+            parts.append(f"{plural(self.host_reads, 'read', 'reads')} of a {self.device} value by Python (.item(), "
+                         "int(), float(), bool(), .tolist() or an if on a tensor)")
+        if self.explicit_syncs:
+            parts.append(f"{plural(self.explicit_syncs, 'explicit synchronisation', 'explicit synchronisations')} "
+                         f"of {self.device} (synchronize())")
+        return " and ".join(parts) or "nothing"
 
 
 def _is_device(t, device: torch.device) -> bool:
@@ -167,12 +187,20 @@ class _Counter(TorchDispatchMode):
         if func is _HOST_READ:
             if _is_device(args[0], dev):
                 m.host_reads += 1
+                m.unawaited_d2h = 0  # the host waited for everything queued, those copies too
             return
         if func is aten._to_copy.default or func is aten.copy_.default:
             src, dst = (args[0], out) if func is aten._to_copy.default else (args[1], args[0])
             if isinstance(src, torch.Tensor) and isinstance(dst, torch.Tensor) and src.device != dst.device:
                 kind = ("d2h" if dst.device.type == "cpu" else "h2d" if src.device.type == "cpu" else "d2d")
-                getattr(m, kind).append(Copy(str(src.device), str(dst.device), _nbytes(dst)))
+                blocking = True
+                if kind == "d2h":
+                    non_blocking = (kwargs.get("non_blocking", False) if func is aten._to_copy.default
+                                    else (args[2] if len(args) > 2 else kwargs.get("non_blocking", False)))
+                    # into pageable memory CUDA's copy returns once done: a wait all the same
+                    blocking = not (non_blocking and dst.is_pinned())
+                    m.unawaited_d2h = m.unawaited_d2h + 1 if not blocking else 0
+                getattr(m, kind).append(Copy(str(src.device), str(dst.device), _nbytes(dst), blocking))
                 return
         if dev.type == "cpu":  # everything is on the CPU: an op that makes a tensor ran there
             on_device = any(True for _ in _tensors(out))
@@ -231,6 +259,7 @@ def _counting_syncs(m: Measurement, mod):
             try:
                 if waits_for(*args, **kwargs):
                     m.explicit_syncs += 1
+                    m.unawaited_d2h = 0
             except Exception:  # a bad argument is the call's own error to raise, below
                 pass
             inside[0] = True
@@ -244,6 +273,31 @@ def _counting_syncs(m: Measurement, mod):
         for (owner, name), original in zip(owners, originals):
             stack.enter_context(integrity.stand_in(owner, name, counted(original)))
         yield
+
+
+def _counting_host_data(m: Measurement):
+    """torch.tensor(list, device=...) copies the list's values to the device below the dispatcher, unseen by
+    the dispatch mode (a NumPy array or a tensor goes through it, and is seen): count those copies by wrapping
+    the three functions that make them. A Python scalar (torch.tensor(0.0, device=...)) is a constant, not data
+    moved, and is not counted."""
+    def counted(original, first):  # first: where the data is among the arguments (after self for a method)
+        @functools.wraps(original)
+        def make(*args, **kwargs):
+            out = original(*args, **kwargs)
+            data = args[first] if len(args) > first else kwargs.get("data")
+            try:
+                if isinstance(data, (list, tuple)) and isinstance(out, torch.Tensor) and _is_device(out, m.device) \
+                        and (m.device.index is None or out.device.index == m.device.index):
+                    m.h2d.append(Copy("cpu", str(out.device), _nbytes(out)))
+            except Exception:  # counting must never change what the learner's code does
+                pass
+            return out
+        return make
+
+    stack = contextlib.ExitStack()
+    for owner, name, first in ((torch, "tensor", 0), (torch, "as_tensor", 0), (torch.Tensor, "new_tensor", 1)):
+        stack.enter_context(integrity.stand_in(owner, name, counted(getattr(owner, name), first)))
+    return stack
 
 
 @contextlib.contextmanager
@@ -260,7 +314,8 @@ def measure(device: torch.device | str):
     peak_known = mod is not None and hasattr(mod, "reset_peak_memory_stats") and hasattr(mod, "max_memory_allocated")
     if peak_known:
         mod.reset_peak_memory_stats(device)
-    with _Counter(m), _counting_syncs(m, mod):
+    with _Counter(m), _counting_syncs(m, mod), (_counting_host_data(m) if mod is not None else
+                                                 contextlib.nullcontext()):
         yield m
     if peak_known:
         m.peak_bytes = int(mod.max_memory_allocated(device))

@@ -35,6 +35,15 @@ SNIPPETS = {
     "sync_current": "torch.accelerator.set_device_index(x.device.index)\ntorch.accelerator.synchronize()",
     "sync_other": "torch.accelerator.synchronize(torch.device(x.device.type, 1 - x.device.index))"
                   " if torch.accelerator.device_count() > 1 else None",
+    # Non-blocking copies to the CPU: the wait is the synchronisation after them, or any later wait.
+    "sync_after_async_copies": "a = x.to('cpu', non_blocking=True)\nb = (x * 2).to('cpu', non_blocking=True)\n"
+                               "torch.accelerator.synchronize(x.device)",
+    "async_copy_unawaited": "x.to('cpu', non_blocking=True)",
+    "async_copies_then_item": "a = x.to('cpu', non_blocking=True)\nb = x.to('cpu', non_blocking=True)\nx[0, 0].item()",
+    # Values given as a Python list are copied below the dispatcher; a Python scalar is a constant.
+    "tensor_from_list": "torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=x.device)",
+    "new_tensor_from_list": "x.new_tensor([1.0, 2.0])",
+    "tensor_from_scalar": "torch.tensor(0.0, device=x.device)",
 }
 # The same under torch.inference_mode(), where composite ops such as .to() reach the instruments unsplit.
 INFERENCE = ("cpu", "to_cpu", "made_on_cpu_then_moved", "device_work", "item", "nonzero")
@@ -119,6 +128,22 @@ def test_explicit_synchronisation_is_a_wait(on_sim, name):
     # sees no operation in it (a review of alternative submissions, twelfth session).
     for dev, c in on_sim.items():
         assert c[name]["syncs"] == 1 and c[name]["waits"] == 1 and c[name]["round_trips"] == 0, (dev, c[name])
+
+
+def test_non_blocking_copies_back_cost_the_wait_that_covers_them(on_sim):
+    for dev, c in on_sim.items():
+        assert c["sync_after_async_copies"]["d2h"] == 2 and c["sync_after_async_copies"]["waits"] == 1, dev
+        assert c["async_copy_unawaited"]["waits"] == 1, (dev, c["async_copy_unawaited"])
+        assert c["async_copies_then_item"]["waits"] == 1, (dev, c["async_copies_then_item"])
+
+
+@pytest.mark.parametrize("name", ["tensor_from_list", "new_tensor_from_list"])
+def test_values_given_as_a_list_are_a_copy_in(on_sim, name):
+    # torch.tensor(list, device=...) copies below the dispatcher: a mask built as a nested list passed
+    # causal_mask (a review of alternative submissions, thirteenth session).
+    for dev, c in on_sim.items():
+        assert c[name]["h2d"] == 1 and c[name]["waits"] == 0, (dev, c[name])
+        assert c["tensor_from_scalar"]["h2d"] == 0, (dev, c["tensor_from_scalar"])
 
 
 def test_synchronising_another_device_is_not_a_wait_for_this_one(on_sim):

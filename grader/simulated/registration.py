@@ -58,7 +58,9 @@ from .clock import clock
 from .device_module import _DeviceModule
 from .pinned import is_pinned_kernel, pin_memory_kernel
 from .tensor import (
+    COMPUTED_FACTORIES,
     SimTensor,
+    computed_factory,
     copy_from_and_resize_kernel,
     copy_from_kernel,
     empty_memory_format,
@@ -303,6 +305,10 @@ def register(count: int, profile: str, capacity=None) -> None:
     lib.impl("empty.memory_format", empty_memory_format, "PrivateUse1")
     lib.impl("empty_strided", empty_strided, "PrivateUse1")
     lib.impl("_efficientzerotensor", efficientzerotensor, "PrivateUse1")
+    for name in COMPUTED_FACTORIES:
+        op = getattr(torch.ops.aten, name.split(".")[0])
+        lib.impl(name, computed_factory(getattr(op, name.split(".")[1] if "." in name else "default")),
+                 "PrivateUse1")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         lib.impl("is_pinned", is_pinned_kernel, "CPU")

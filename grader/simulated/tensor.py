@@ -841,6 +841,19 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
     return SimTensor(data, idx)
 
 
+def computed_factory(op):
+    """A factory whose CUDA kernel computes its values on the device (triu_indices, kaiser_window): the values
+    are computed on the CPU, then placed, as empty's are."""
+    def kernel(*args, device=None, pin_memory=None, **kwargs):
+        idx = _factory_idx(device)
+        data = op(*args, **kwargs)
+        return SimTensor(data, idx, _reserve(idx, data.shape, data.dtype))
+    return kernel
+
+
+COMPUTED_FACTORIES = ("triu_indices", "tril_indices", "kaiser_window", "kaiser_window.periodic", "kaiser_window.beta")
+
+
 def copy_from_kernel(self, dst, non_blocking=False):
     return op_copy_(aten.copy_.default, (dst, self, non_blocking), {})
 

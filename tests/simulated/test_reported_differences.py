@@ -207,3 +207,21 @@ def test_failed_op_leaves_no_reference_to_its_tensors():
         assert w._use_count() == before
     else:
         raise AssertionError("expected a placement error")
+
+
+# Reported by a review of alternative submissions (thirteenth session): factories whose CUDA kernel computes
+# the values on the device had no sim kernel, so a right causal mask built with triu_indices(device=...) could
+# not be graded without a GPU. Computed on the CPU, then placed.
+@pytest.mark.parametrize("make, on_cpu", [
+    (lambda d: torch.triu_indices(4, 5, 1, device=d), lambda: torch.triu_indices(4, 5, 1)),
+    (lambda d: torch.tril_indices(3, 3, -1, dtype=torch.int32, device=d),
+     lambda: torch.tril_indices(3, 3, -1, dtype=torch.int32)),
+    (lambda d: torch.kaiser_window(6, device=d), lambda: torch.kaiser_window(6)),
+    (lambda d: torch.kaiser_window(6, False, 3.0, dtype=torch.float64, device=d),
+     lambda: torch.kaiser_window(6, False, 3.0, dtype=torch.float64)),
+])
+def test_factories_computed_on_the_device(make, on_cpu):
+    before = torch.sim.memory_allocated(1)
+    t = make("sim:1")
+    assert t.device == torch.device("sim:1") and torch.equal(t.cpu(), on_cpu())
+    assert torch.sim.memory_allocated(1) > before

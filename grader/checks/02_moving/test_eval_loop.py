@@ -62,12 +62,12 @@ def run(submission, model, batches, device):
 
 def test_accuracy_is_right(submission, device):
     cpu_model, model, batches, _ = setup(device)
+    expected = reference_accuracy(cpu_model, list(batches))  # before the call, which may change the list
     result = run(submission, model, batches, device)
     if isinstance(result, torch.Tensor) and result.numel() == 1:
         result = float(result.detach().cpu())
     if not isinstance(result, (int, float)):
         fail(f"evaluate should return the accuracy as a Python float, got a {type(result).__name__}.")
-    expected = reference_accuracy(cpu_model, batches)
     if not within(result, expected, 1e-6):
         fail(f"evaluate returned an accuracy of {result:.4f}, expected {expected:.4f} over {len(batches)} batches: "
              "every batch must be scored, each prediction against its own label.")
@@ -76,7 +76,11 @@ def test_accuracy_is_right(submission, device):
 def test_batches_reach_the_model_on_its_device(submission, device):
     _, model, batches, seen = setup(device)
     originals = [(x, y, x.clone(), y.clone()) for x, y in batches]
+    listed = list(batches)
     run(submission, model, batches, device)
+    if len(batches) != len(listed) or any(b is not a for a, b in zip(listed, batches)):
+        fail("evaluate changed the caller's list of batches: loop over it and move each batch into a variable of "
+             "the loop (x = x.to(device)), leaving the caller's list and tensors as they were.")
     wrong = sorted({str(d) for d in seen if d is None or canonical(d) != canonical(device)})
     if len(seen) < len(batches) or wrong:
         fail(f"the model (on {device}) was called {len(seen)} times for {len(batches)} batches, with inputs on "

@@ -53,6 +53,9 @@ def run(submission, device):
     for i, frame in enumerate(history, start=1):
         if not isinstance(frame, np.ndarray):
             fail(f"frame {i} of the history is a {type(frame).__name__}, not a NumPy array.")
+        if frame.dtype != np.float64:
+            fail(f"frame {i} of the history is {frame.dtype}, but the points are float64: keep their dtype (a "
+                 "copy to the CPU needs no conversion).")
     return history, expected
 
 

@@ -54,8 +54,16 @@ def as_number(value, what="validation_loss's result"):
 
 def test_mean_loss_without_a_graph(submission, device):
     model, batches, _, _ = setup(device, random.randint(3, 6))
+    x, y = batches[-1]
+    cut = random.randint(1, len(y) - 1)  # a shorter last batch, as a loader's: the mean of batch means is asked
+    batches[-1] = (x[:cut], y[:cut])
     expected = reference(model, batches)
     value = call(submission, model, batches, device)
+    frozen = [name for name, p in model.named_parameters() if not p.requires_grad]
+    if frozen:
+        fail(f"after validation_loss the model's parameters {', '.join(frozen[:3])} no longer require grad: the "
+             "next training step cannot compute their gradients. Leave the model as it was: run the loop under "
+             "torch.no_grad() (or add loss.item()) instead.")
     if isinstance(value, torch.Tensor) and (value.grad_fn is not None or value.requires_grad):
         fail(f"validation_loss returned a tensor with grad_fn={type(value.grad_fn).__name__}: it still holds the "
              f"autograd graph of all {len(batches)} batches. " + FIX)

@@ -2,7 +2,7 @@
 
 Pure logic, the same on every machine (so the exercise runs on the CPU leg only): for fresh GPU
 assignments (a random subset of 8 physical GPUs, in random order), the environment of each rank must be a
-new dict of strings that keeps base_env, shows exactly the physical GPU gpu_ids[rank], and the device the
+new dict of strings that keeps base_env, sets RANK, shows exactly the physical GPU gpu_ids[rank], and the device the
 worker asks for must exist in that view (cuda:0, or 'cuda', which means it) and be that GPU."""
 
 import random
@@ -35,6 +35,9 @@ def env_for(submission, rank, gpus, base):
     missing = [k for k in base if env.get(k) != base[k]]
     if missing:
         fail(f"worker_env dropped or changed {missing[:3]} of base_env: the worker needs the launcher's environment.")
+    if env.get("RANK") != str(rank):
+        fail(f"worker_env({rank}, ...) sets RANK={env.get('RANK')!r}; the worker's rank is {rank} (torch.distributed "
+             "reads it to tell the workers apart), whichever GPU it is given.")
     return env
 
 

@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from grader.expect import GradeFailure, expect_close, fail, measure, running
+from grader.expect import GradeFailure, canonical, expect_close, fail, measure, running
 
 RULE = "the training loop must run on the device it is given"
 EPOCHS = 3
@@ -72,7 +72,14 @@ def run(submission, device, model, loader, what="train"):
 
 def test_trains_on_the_device_it_is_given(submission, device):
     model, loader = draw()
+    batches_seen = []  # the device of each batch the model's forward pass received
+    model.register_forward_pre_hook(lambda module, args: batches_seen.append(args[0].device if args else None))
     run(submission, device, model, loader)
+    elsewhere = sorted({str(d) for d in batches_seen if d is None or canonical(d) != canonical(device)})
+    if not batches_seen or elsewhere:
+        fail(f"train(..., {str(device)!r}) ran the model's forward pass on {', '.join(elsewhere) or 'no batch'}: "
+             f"{RULE}, every step of it: move the model and each batch there, then train (moving the model only "
+             "at the end trains on another device).")
     where = sorted({str(p.device) for p in model.parameters()})
     if where != [str(torch.device(device))] and not (device.type != "cpu" and where == [f"{device.type}:0"]
                                                      and device.index in (None, 0)):
@@ -87,10 +94,10 @@ def test_same_result_as_on_the_cpu(submission, device):
     history = run(submission, device, model, loader)
     if not isinstance(history, (list, tuple)) or len(history) != EPOCHS:
         fail(f"train should return a list of {EPOCHS} mean losses, one per epoch; got {history!r:.80}.")
-    try:
-        got = torch.tensor([float(h) for h in history], dtype=torch.float64)
-    except (TypeError, ValueError, RuntimeError):
-        fail(f"train should return Python floats, one per epoch; got {history!r:.80}.")
+    if any(not isinstance(h, float) for h in history):
+        fail(f"train should return Python floats, one per epoch (read each epoch's mean with .item()); got "
+             f"{history!r:.80}.")
+    got = torch.tensor(history, dtype=torch.float64)
     expect_close(got, torch.tensor(expected_history, dtype=torch.float64), "the mean losses train returned",
                  atol=1e-4, rtol=1e-3)
     for (name, p), q in zip(model.state_dict().items(), expected_model.state_dict().values()):

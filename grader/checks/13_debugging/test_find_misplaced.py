@@ -35,6 +35,7 @@ class Net(nn.Module):
         self.encoder = Block(d)
         self.head = nn.Linear(d, 3)
         self.register_buffer("scale", torch.ones(d))
+        self.register_buffer("rotary", torch.randn(d), persistent=False)  # a buffer that state_dict() leaves out
         self.cache = torch.zeros(d)                       # unregistered
 
 
@@ -60,6 +61,7 @@ def build_model(device, stray_on):
         by_kind.setdefault(slot[3], []).append(slot)
     chosen = {random.choice(group) for group in by_kind.values()}       # one of each kind at least
     chosen |= {s for s in slots if random.random() < 0.3}
+    chosen |= {s for s in slots if s[2] == "rotary"}  # always: a walk of state_dict() then fails on every draw
     expected = {}
     for sub, prefix, name, kind in chosen:
         full = f"{prefix}.{name}" if prefix else name

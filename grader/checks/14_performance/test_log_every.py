@@ -72,3 +72,6 @@ def test_reads_the_device_only_for_logged_steps(submission, device):
              f"values: each read makes Python wait until {device} has finished all the work queued before it. "
              "Read the loss only at the steps you log, or keep the logged losses on the device and read them "
              "at the end with one .tolist().")
+    if device.type != "cpu" and m.kernels < steps:  # each step is several kernels where X and y are
+        fail(f"fit({steps} steps) ran {m.kernels} operations on {device}: the descent must run where X and y are, "
+             "not on a copy of them on the CPU.")

@@ -1,0 +1,23 @@
+"""Registers a (1, max_len, dim) buffer and slices it along time in forward."""
+import math
+
+import torch
+from torch import nn
+
+
+def sinusoidal_table(max_len: int, dim: int) -> torch.Tensor:
+    position = torch.arange(max_len, dtype=torch.float32)[:, None]
+    freq = torch.exp(torch.arange(0, dim, 2, dtype=torch.float32) * (-math.log(10000.0) / dim))
+    table = torch.zeros(max_len, dim)
+    table[:, 0::2] = torch.sin(position * freq)
+    table[:, 1::2] = torch.cos(position * freq)
+    return table
+
+
+class AddPositions(nn.Module):
+    def __init__(self, max_len: int, dim: int):
+        super().__init__()
+        self.register_buffer("table", sinusoidal_table(max_len, dim).unsqueeze(0))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.table[:, : x.size(1)]

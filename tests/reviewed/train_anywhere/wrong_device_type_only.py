@@ -1,0 +1,24 @@
+# expect: the training loop must run on the device it is given
+"""Moves the model and data to the device's type only ('sim'/'cuda'), i.e. the current device, not the given one."""
+import torch
+import torch.nn.functional as F
+
+
+def train(model, loader, epochs, device):
+    device = torch.device(device).type
+    model.to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    history = []
+    for _ in range(epochs):
+        model.train()
+        total, batches = torch.zeros((), device=device), 0
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            loss = F.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total += loss.detach()
+            batches += 1
+        history.append(total.item() / batches)
+    return history
