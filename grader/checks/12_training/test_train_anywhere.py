@@ -75,16 +75,16 @@ def test_trains_on_the_device_it_is_given(submission, device):
     batches_seen = []  # the device of each batch the model's forward pass received
     model.register_forward_pre_hook(lambda module, args: batches_seen.append(args[0].device if args else None))
     run(submission, device, model, loader)
-    elsewhere = sorted({str(d) for d in batches_seen if d is None or canonical(d) != canonical(device)})
-    if not batches_seen or elsewhere:
-        fail(f"train(..., {str(device)!r}) ran the model's forward pass on {', '.join(elsewhere) or 'no batch'}: "
-             f"{RULE}, every step of it: move the model and each batch there, then train (moving the model only "
-             "at the end trains on another device).")
     where = sorted({str(p.device) for p in model.parameters()})
     if where != [str(torch.device(device))] and not (device.type != "cpu" and where == [f"{device.type}:0"]
                                                      and device.index in (None, 0)):
         fail(f"after train(..., {str(device)!r}) the model's parameters are on {', '.join(where)}: {RULE}; "
              "move the model there with model.to(device), before the optimizer is built.")
+    elsewhere = sorted({str(d) for d in batches_seen if d is None or canonical(d) != canonical(device)})
+    if not batches_seen or elsewhere:
+        fail(f"train(..., {str(device)!r}) ran the model's forward pass on {', '.join(elsewhere) or 'no batch'}: "
+             f"{RULE}, every step of it: move the model and each batch there, then train (moving the model only "
+             "at the end trains on another device).")
 
 
 def test_same_result_as_on_the_cpu(submission, device):
