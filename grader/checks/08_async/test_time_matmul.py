@@ -1,8 +1,8 @@
 """Grader for time_matmul: a host clock around device work must be read with the device idle.
 
 Wall-clock time is not comparable between a GPU and the simulator (whose device runs on a virtual clock),
-so the grader judges the number only by its unit (below). It judges *when* the clock was read. While the learner's
-function runs, the host clocks (time.perf_counter, time.time, time.monotonic and their _ns forms,
+so the grader judges the number by its unit only (below), and judges *when* the clock was read. While the
+learner's function runs, the host clocks (time.perf_counter, time.time, time.monotonic and their _ns forms,
 process_time, timeit.default_timer, and any of them imported by name into the submission) are wrapped:
 each read notes whether the device still had queued work (the current stream's query(), which CUDA and the
 simulator both answer) and how many device operations had run so far (counted by `measure`).
