@@ -56,6 +56,9 @@ def test_dataset_makes_cpu_tensors(submission, device):
     expect_close(item[0], standardized(images[i]), f"the standardised image loader.dataset[{i}][0]")
     if int(item[1]) != int(labels[i]):
         fail(f"loader.dataset[{i}] has label {int(item[1])}, expected {int(labels[i])}.")
+    if isinstance(item[1], torch.Tensor) and item[1].dtype != labels.dtype:
+        fail(f"loader.dataset[{i}] gives a {str(item[1].dtype).removeprefix('torch.')} label; class labels stay "
+             f"{str(labels.dtype).removeprefix('torch.')}, which cross_entropy needs.")
 
 
 def test_keeps_worker_processes(submission, device):

@@ -44,8 +44,9 @@ def test_counts_the_topk_hits(submission, device):
         model, batches, model_d, batches_d, k = problem(device)
         expected = reference(model, batches, k)
         out = expect_tensor(evaluate(submission, device, model_d, batches_d, k), "the value returned by evaluate")
-        if out.numel() != 1:
-            fail(f"evaluate should return a single count, but returned a tensor of shape {tuple(out.shape)}.")
+        if out.shape != () or out.dtype != torch.int64:
+            fail(f"evaluate should return the count as an int64 tensor of shape (), but returned a "
+                 f"{str(out.dtype).removeprefix('torch.')} tensor of shape {tuple(out.shape)}.")
         got = out.detach().cpu().reshape(()).item()
         if got != expected:
             fail(f"evaluate counted {got:g} top-{k} hits over {sum(len(y) for _, y in batches)} examples; the "

@@ -38,6 +38,10 @@ def test_gives_the_weighted_mean(submission, device):
     expect_device(out, device, "the loss returned by weighted_loss", "compute it from the inputs, where they are.")
     if out.dim() != 0:
         fail(f"weighted_loss should return one number (shape ()), but returned shape {tuple(out.shape)}.")
+    if out.dtype != dev[0].dtype:
+        fail(f"weighted_loss returned a {str(out.dtype).removeprefix('torch.')} loss for "
+             f"{str(dev[0].dtype).removeprefix('torch.')} logits: keep the logits' dtype (float64 does not exist "
+             "on every accelerator: MPS has none).")
     expect_close(out, reference(*cpu).float(), "weighted_loss(logits, targets, weights)")
 
 

@@ -48,6 +48,8 @@ def serve(submission, model, batch, expected, device, what):
     with running(what, submission, explain_device_error=f"the batch was sent to another device than the model's: {FIX}"):
         out = submission.predict(model, batch)
     expect_device(out, device, "predict's result", FIX)
+    if out.dtype != torch.int64:
+        fail(f"predict returned {str(out.dtype).removeprefix('torch.')} class ids; argmax gives int64, keep it.")
     expect_close(out.cpu(), expected, "predict(model, batch)")
 
 

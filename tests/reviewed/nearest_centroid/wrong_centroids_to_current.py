@@ -1,0 +1,9 @@
+# expect: raised
+"""Batched, but moves the centroids to the 'current accelerator' first, losing the input's index."""
+import torch
+
+
+def assign(x, centroids):
+    if torch.accelerator.is_available() and x.device.type != "cpu":
+        centroids = centroids.to(torch.accelerator.current_accelerator())
+    return ((x[:, None, :] - centroids[None]) ** 2).sum(-1).argmin(dim=1)
