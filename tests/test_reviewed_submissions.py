@@ -1,7 +1,7 @@
 """Alternative submissions from two reviews of the graders (thirteenth session): 156 fixes for 23 exercises,
 then 64 for 13 more, graded here on this machine's legs (the CPU and the simulated devices), by the rules of
 tests/submissions/: right_*.py passes, wrong_*.py and cheat_*.py fail with the phrase of their first line
-('# expect: <phrase>'). Twenty-two of them were graded wrongly and led to fixes of the graders, the
+('# expect: <phrase>'). Twenty-one of them were graded wrongly and led to fixes of the graders, the
 instruments and the simulator. Four more, left unfixed, are not here: a stream's synchronize() per step (twice;
 the instruments cannot see it on CUDA), an index-less device left unresolved in find_misplaced, and a training
 step without zero_grad (not a device bug). They join tests/submissions/ when the GPU verdict tables, which
