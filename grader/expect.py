@@ -6,7 +6,6 @@ any failure becomes a `GradeFailure` whose message names the bug and the fix, no
 from __future__ import annotations
 
 import re
-from collections import Counter
 from contextlib import contextmanager, nullcontext
 
 import pytest
@@ -138,8 +137,7 @@ def no_round_trips(device: torch.device, what: str):
         fail(f"{what} made {m.describe_waits()}: each one makes Python wait for {device}. Keep the work on "
              "the input's device instead of moving data back and forth.")
     if m.data_dependent and device.type != "cpu":  # on the CPU the size is known where it is computed
-        ran = ", ".join(f"{op} {n} time{'s' if n > 1 else ''}" for op, n in Counter(m.data_dependent).items())
-        fail(f"{what} ran {ran} on {device}: each sizes its result by the data on the device (a boolean mask "
+        fail(f"{what} ran {m.describe_data_dependent()} on {device}: each sizes its result by the data on the device (a boolean mask "
              "or nonzero()), so Python waits for the device to read the size. Keep the shapes fixed: multiply "
              "by the mask, or use torch.where, instead of selecting with it.")
 

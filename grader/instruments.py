@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+from collections import Counter
 from dataclasses import dataclass, field
 
 import torch
@@ -89,34 +90,32 @@ class Measurement:
         return self.waits + len(self.data_dependent)
 
     def describe_round_trips(self) -> str:
-        parts = []
-        if self.d2h:
-            total = sum(c.nbytes for c in self.d2h)
-            parts.append(f"{len(self.d2h)} cop{'y' if len(self.d2h) == 1 else 'ies'} from {self.device} to the CPU "
-                         f"({total} bytes)")
-        if self.host_reads:
-            parts.append(f"{self.host_reads} read{'s' if self.host_reads != 1 else ''} of a {self.device} value by "
-                         "Python (.item(), int(), float(), bool(), .tolist() or an if on a tensor)")
-        return " and ".join(parts) or "nothing"
+        return self._describe(self.d2h)
 
     def describe_waits(self) -> str:
         """What `waits` counted, in words."""
+        return self._describe([c for c in self.d2h if c.blocking], self.unawaited_d2h, self.explicit_syncs)
+
+    def describe_data_dependent(self) -> str:
+        """The data-sized operations run, each with its count: "nonzero 2 times, index 1 time"."""
+        return ", ".join(f"{op} {n} time{'s' if n > 1 else ''}" for op, n in Counter(self.data_dependent).items())
+
+    def _describe(self, copies_back: list[Copy], unawaited: int = 0, syncs: int = 0) -> str:
         def plural(n, word, many):
             return f"{n} {word if n == 1 else many}"
         parts = []
-        blocking = [c for c in self.d2h if c.blocking]
-        if blocking:
-            parts.append(f"{plural(len(blocking), 'copy', 'copies')} from {self.device} to the CPU "
-                         f"({sum(c.nbytes for c in blocking)} bytes)")
-        if self.unawaited_d2h:
-            parts.append(f"{plural(self.unawaited_d2h, 'copy', 'copies')} to the CPU with non_blocking=True that "
-                         "nothing waited for (their values may not have arrived when Python reads them)")
+        if copies_back:
+            parts.append(f"{plural(len(copies_back), 'copy', 'copies')} from {self.device} to the CPU "
+                         f"({sum(c.nbytes for c in copies_back)} bytes)")
+        if unawaited:
+            parts.append(f"{plural(unawaited, 'copy', 'copies')} to the CPU with non_blocking=True that nothing "
+                         "waited for (their values may not have arrived when Python reads them)")
         if self.host_reads:
             parts.append(f"{plural(self.host_reads, 'read', 'reads')} of a {self.device} value by Python (.item(), "
                          "int(), float(), bool(), .tolist() or an if on a tensor)")
-        if self.explicit_syncs:
-            parts.append(f"{plural(self.explicit_syncs, 'explicit synchronisation', 'explicit synchronisations')} "
-                         f"of {self.device} (synchronize())")
+        if syncs:
+            parts.append(f"{plural(syncs, 'explicit synchronisation', 'explicit synchronisations')} of "
+                         f"{self.device} (synchronize())")
         return " and ".join(parts) or "nothing"
 
 
@@ -240,16 +239,21 @@ def _waits_for(measured: torch.device, mod):
 
 
 @contextlib.contextmanager
+def _standing_in(wrappers):
+    """The grader's wrappers, (owner, name, wrapper) each, in place for the block (integrity.stand_in)."""
+    with contextlib.ExitStack() as stack:
+        for owner, name, wrapper in wrappers:
+            stack.enter_context(integrity.stand_in(owner, name, wrapper))
+        yield
+
+
 def _counting_syncs(m: Measurement, mod):
     """Count calls of torch.accelerator.synchronize and mod.synchronize that wait for m.device. A call made
     inside another (the simulator's accelerator hooks call its module's) is the same wait."""
     if mod is None or not callable(getattr(mod, "synchronize", None)):
-        yield
-        return
+        return contextlib.nullcontext()
     waits_for = _waits_for(m.device, mod)
     inside = [False]
-    owners = [(torch.accelerator, "synchronize"), (mod, "synchronize")]
-    originals = [getattr(owner, name) for owner, name in owners]
 
     def counted(original):
         @functools.wraps(original)
@@ -269,17 +273,17 @@ def _counting_syncs(m: Measurement, mod):
                 inside[0] = False
         return synchronize
 
-    with contextlib.ExitStack() as stack:
-        for (owner, name), original in zip(owners, originals):
-            stack.enter_context(integrity.stand_in(owner, name, counted(original)))
-        yield
+    return _standing_in([(owner, "synchronize", counted(owner.synchronize)) for owner in (torch.accelerator, mod)])
 
 
-def _counting_host_data(m: Measurement):
+def _counting_host_data(m: Measurement, mod):
     """torch.tensor(list, device=...) copies the list's values to the device below the dispatcher, unseen by
     the dispatch mode (a NumPy array or a tensor goes through it, and is seen): count those copies by wrapping
     the three functions that make them. A Python scalar (torch.tensor(0.0, device=...)) is a constant, not data
     moved, and is not counted."""
+    if mod is None:
+        return contextlib.nullcontext()
+
     def counted(original, first):  # first: where the data is among the arguments (after self for a method)
         @functools.wraps(original)
         def make(*args, **kwargs):
@@ -294,10 +298,9 @@ def _counting_host_data(m: Measurement):
             return out
         return make
 
-    stack = contextlib.ExitStack()
-    for owner, name, first in ((torch, "tensor", 0), (torch, "as_tensor", 0), (torch.Tensor, "new_tensor", 1)):
-        stack.enter_context(integrity.stand_in(owner, name, counted(getattr(owner, name), first)))
-    return stack
+    return _standing_in([(owner, name, counted(getattr(owner, name), first))
+                         for owner, name, first in ((torch, "tensor", 0), (torch, "as_tensor", 0),
+                                                    (torch.Tensor, "new_tensor", 1))])
 
 
 @contextlib.contextmanager
@@ -314,8 +317,7 @@ def measure(device: torch.device | str):
     peak_known = mod is not None and hasattr(mod, "reset_peak_memory_stats") and hasattr(mod, "max_memory_allocated")
     if peak_known:
         mod.reset_peak_memory_stats(device)
-    with _Counter(m), _counting_syncs(m, mod), (_counting_host_data(m) if mod is not None else
-                                                 contextlib.nullcontext()):
+    with _Counter(m), _counting_syncs(m, mod), _counting_host_data(m, mod):
         yield m
     if peak_known:
         m.peak_bytes = int(mod.max_memory_allocated(device))

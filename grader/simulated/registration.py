@@ -305,10 +305,8 @@ def register(count: int, profile: str, capacity=None) -> None:
     lib.impl("empty.memory_format", empty_memory_format, "PrivateUse1")
     lib.impl("empty_strided", empty_strided, "PrivateUse1")
     lib.impl("_efficientzerotensor", efficientzerotensor, "PrivateUse1")
-    for name in COMPUTED_FACTORIES:
-        op = getattr(torch.ops.aten, name.split(".")[0])
-        lib.impl(name, computed_factory(getattr(op, name.split(".")[1] if "." in name else "default")),
-                 "PrivateUse1")
+    for op in COMPUTED_FACTORIES:
+        lib.impl(op, computed_factory(op), "PrivateUse1")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         lib.impl("is_pinned", is_pinned_kernel, "CPU")

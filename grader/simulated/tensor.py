@@ -851,7 +851,8 @@ def computed_factory(op):
     return kernel
 
 
-COMPUTED_FACTORIES = ("triu_indices", "tril_indices", "kaiser_window", "kaiser_window.periodic", "kaiser_window.beta")
+COMPUTED_FACTORIES = (aten.triu_indices.default, aten.tril_indices.default, aten.kaiser_window.default,
+                      aten.kaiser_window.periodic, aten.kaiser_window.beta)
 
 
 def copy_from_kernel(self, dst, non_blocking=False):

@@ -5,8 +5,8 @@ Each sample (float32, the first two per operator) with two or more tensor argume
 every tensor there except: one argument as a 0-dim CPU tensor (`scalar@k`), one argument left on the CPU
 (`cpu@k`), two of them as 0-dim CPU tensors (`scalars@j,k`), or one argument on the second device, whole
 (`other@k`) or as a 0-dim tensor (`scalar_other@k`), the current device staying the first (a model on cuda:0
-given a batch on cuda:1). Each outcome is the error (type and message,
-device type normalised) or the devices, shapes and dtypes of the result.
+given a batch on cuda:1). Each outcome is the error (type and message, device type normalised) or the
+devices, shapes and dtypes of the result.
 
     python tests/simulated/mix_sweep.py sim                 # prints {"torch": ..., "results": {key: outcome}}
     python tests/simulated/mix_sweep.py cuda --out FILE --rules grader/simulated/cpu_mixes_cuda.json
@@ -69,8 +69,8 @@ def placed(leaves, where: dict, device: str) -> list:
         how = where.get(i, "")
         if how.startswith("scalar"):
             x = x.detach().reshape(-1)[:1].reshape(()) if x.numel() else torch.zeros((), dtype=x.dtype)
-        out.append(x.detach().clone() if how in ("cpu", "scalar") else x.detach().to(other if how.endswith("other")
-                                                                                        else device))
+        target = None if how in ("cpu", "scalar") else other if how.endswith("other") else device
+        out.append(x.detach().clone() if target is None else x.detach().to(target))
     return out
 
 

@@ -4,7 +4,6 @@ inside evaluate() on every leg."""
 
 import copy
 import random
-from collections import Counter
 
 import torch
 from torch import nn
@@ -67,8 +66,8 @@ def test_no_round_trip_per_batch(submission, device):
     if m.waits or m.data_dependent:
         did = [f"made {m.describe_waits()}"] if m.waits else []
         if m.data_dependent:  # nonzero() or a boolean mask sizes its result by the data: the host reads the size
-            ran = ", ".join(f"{op} {n} time{'s' if n > 1 else ''}" for op, n in Counter(m.data_dependent).items())
-            did.append(f"ran {ran} on {device}, each sizing its result by the data, which the host must read")
+            did.append(f"ran {m.describe_data_dependent()} on {device}, each sizing its result by the data, which "
+                       "the host must read")
         fail(f"evaluate over {len(batches)} batches {' and '.join(did)}, while the evaluation needs none: each one "
              f"makes Python wait until {device} has finished all the work queued before it. To fix it, {FIX}")
 

@@ -83,12 +83,10 @@ class Span:
     def __enter__(self):
         if self.events:
             self.events[0].record()
-        self.start = time.perf_counter(), time.process_time()
         return self
 
     def __exit__(self, *exc):
-        self.wall, self.cpu = (end - start for end, start in zip((time.perf_counter(), time.process_time()),
-                                                                  self.start))
+        self.end_wall, self.end_cpu = time.perf_counter(), time.process_time()
         if self.events:
             self.events[1].record()
 
@@ -96,8 +94,8 @@ class Span:
         """The call in this clock; with host clocks, from the learner's first reading on (on a GPU the call
         first waits for the work queued before it, which the learner's synchronize() keeps out of its timing)."""
         if clock != "device":
-            end = self.start[1] + self.cpu if clock == "process" else self.start[0] + self.wall
-            return end - reads[0][4 if clock == "process" else 3]
+            _, _, _, first_wall, first_cpu = reads[0]
+            return self.end_cpu - first_cpu if clock == "process" else self.end_wall - first_wall
         if not self.events:
             return None
         self.events[1].synchronize()
