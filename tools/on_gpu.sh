@@ -9,6 +9,8 @@
 # Usage: tools/on_gpu.sh OUTDIR [STEP ...]   (default: every step; run from the repository root with the
 # Python that has torch as python3). Copy OUTDIR's files into the repo as they are.
 # ONLY="exercise ..." tools/on_gpu.sh OUTDIR verdicts: regrade those exercises only, into the committed tables.
+# TABLES="every" or "one" (default both): the verdict table with every GPU visible, or with one, so that the two
+# can be recorded in two calls when one call's time limit is too short for both.
 # Missing packages can come as wheels in .whl/: they go to /tmp/site, appended to sys.path by a .pth file so
 # that the machine's own packages (torch, numpy) still win.
 set -uo pipefail
@@ -39,9 +41,12 @@ fi
 if want verdicts; then
   only=()  # ONLY="name ..." regrades those exercises in the committed tables (after a change to their graders)
   if [ -n "${ONLY:-}" ]; then only=(--only $ONLY); cp grader/verdicts/*gpu.json "$out/"; fi
-  python3 tools/verdicts.py --jobs 6 --out "$out/${ngpu}gpu.json" --markdown "$out/${ngpu}gpu.md" "${only[@]}" \
-    > "$out/verdicts.log" 2>&1
-  if [ "$ngpu" -gt 1 ]; then
+  tables=" ${TABLES:-every one} "
+  if [[ $tables == *" every "* ]]; then
+    python3 tools/verdicts.py --jobs 6 --out "$out/${ngpu}gpu.json" --markdown "$out/${ngpu}gpu.md" "${only[@]}" \
+      > "$out/verdicts.log" 2>&1
+  fi
+  if [ "$ngpu" -gt 1 ] && [[ $tables == *" one "* ]]; then
     CUDA_VISIBLE_DEVICES=0 python3 tools/verdicts.py --jobs 6 --out "$out/1gpu.json" --markdown "$out/1gpu.md" "${only[@]}" \
       >> "$out/verdicts.log" 2>&1
   fi

@@ -1908,6 +1908,16 @@ def _c_set_data_cpu(dev):
     return [model.weight.device, model.weight is w, model.weight.detach().sum().item()]
 
 
+@case("factories computed on the device: triu_indices, tril_indices, kaiser_window")
+def _c_computed_factories(dev):
+    base = torch.accelerator.memory_allocated()
+    made = [torch.triu_indices(4, 5, 1, device=dev), torch.tril_indices(3, 3, device=dev),
+            torch.kaiser_window(6, device=dev), torch.kaiser_window(5, False, 3.0, dtype=torch.float64, device=dev)]
+    grown = torch.accelerator.memory_allocated() - base
+    return [[(t.device, t.dtype, t.shape) for t in made], [[round(v, 4) for v in t.flatten().tolist()] for t in made],
+            grown]
+
+
 @case("x.data = another device tensor: its values, shape and memory")
 def _c_set_data_device_to_device(dev):
     x = torch.ones(256, 256, device=dev)
