@@ -155,14 +155,24 @@ _MISSING = object()
 
 
 def _torch_rewrapped(new, old) -> bool:
-    """torch rebinds a few of its functions to wrappers of themselves when a part of it is first imported
-    (torch._dynamo wraps torch.manual_seed, for one): a wrapper whose code is torch's and which wraps the very
-    object we knew is not the learner's doing."""
+    """torch rebinds a few of its functions to wrappers of themselves when a part of it is first used (importing
+    torch._dynamo wraps torch.manual_seed; its first compile, nn.Module.__init__ and __setstate__): a function
+    whose code is torch's and which wraps the very object we knew (as __wrapped__, or in its closure) is not the
+    learner's doing."""
     import torch
 
     code = getattr(new, "__code__", None)
-    return (getattr(new, "__wrapped__", None) is old and code is not None
-            and code.co_filename.startswith(os.path.dirname(torch.__file__)))
+    if code is None or not code.co_filename.startswith(os.path.dirname(torch.__file__)):
+        return False
+    return getattr(new, "__wrapped__", None) is old or any(_holds(cell, old) for cell in
+                                                          getattr(new, "__closure__", None) or ())
+
+
+def _holds(cell, obj) -> bool:
+    try:
+        return cell.cell_contents is obj
+    except ValueError:  # an empty cell
+        return False
 
 #: Wrappers the grader itself puts in place while it measures (grader.instruments counts synchronize()
 #: calls), each around the very object it replaces.

@@ -518,8 +518,8 @@ def _prepare_common() -> None:
     import _pytest.config as _pytest_config
     import pytest  # noqa: F401
     import pytest_timeout  # noqa: F401
-    import torch  # noqa: F401
 
+    _import_torch()
     from grader import course, expect, instruments, integrity, plugin  # noqa: F401
 
     instruments.warm_up()
@@ -584,12 +584,12 @@ def _dtensor_class_placeholder():
 
 #: Imported by every grading run (pytest's debugging and config plugins); cheap, so before the first job.
 FIRST_JOB_IMPORTS = ("pdb", "faulthandler", "tomllib", "_pytest._argcomplete")
-#: Imported on first use by some learner code, and slow: building an optimizer imports torch._dynamo (PyTorch
-#: wraps its methods in torch._disable_dynamo), a second on two cores. A zygote imports it while its stand-in
-#: answers (see _serve_forked): only a check that needs it and comes in that second waits for it. Rarer first
-#: uses are left to the check that needs them (a notebook submission imports nbformat; code that imports
-#: torch.distributed.tensor, that module): a longer warm-up would slow the checks made while it runs.
-WARM_UP_IMPORTS = ("torch._dynamo", "numpy.random", "multiprocessing.popen_fork", "multiprocessing.queues",
+#: Imported on first use by some learner code. A zygote imports them while its stand-in answers (see
+#: _serve_forked): only a check that needs one and comes in that time waits for it. Rarer first uses are left
+#: to the check that needs them (a notebook submission imports nbformat; code that imports
+#: torch.distributed.tensor, that module; code that compiles, torch._dynamo: see grader.lazy_dynamo): a longer
+#: warm-up would slow the checks made while it runs.
+WARM_UP_IMPORTS = ("numpy.random", "multiprocessing.popen_fork", "multiprocessing.queues",
                    "multiprocessing.synchronize", "torch.utils.data._utils.pin_memory")
 
 
@@ -830,6 +830,10 @@ def _serve_forked(folder: Path, digest: str) -> None:
 
 def _import_torch() -> None:
     import torch  # noqa: F401
+
+    from grader import lazy_dynamo
+
+    lazy_dynamo.install()  # an optimizer would import torch._dynamo, 1.5 s, in every first check that trains
 
 
 def serve(folder: Path) -> None:

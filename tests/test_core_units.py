@@ -694,6 +694,17 @@ def test_torch_rewrapping_is_not_tampering():
     assert integrity._torch_rewrapped(fake, old)
     assert not integrity._torch_rewrapped(types.SimpleNamespace(__wrapped__=mine, __code__=torch_fn.__code__), old)
     assert not integrity._torch_rewrapped(types.SimpleNamespace(__wrapped__=old), old)
+    # torch's own closure around the original, without __wrapped__ (dynamo's first compile patches
+    # nn.Module.__init__ so), is torch's doing; the learner's closure is not
+    closure = torch._compile._disable_dynamo(old)
+    del closure.__wrapped__
+    assert integrity._torch_rewrapped(closure, old)
+    assert not integrity._torch_rewrapped(torch._compile._disable_dynamo(mine), old)
+
+    def learners(*args):
+        return old(*args)
+
+    assert not integrity._torch_rewrapped(learners, old)
 
 
 def test_verify_and_tamper_message(monkeypatch):
