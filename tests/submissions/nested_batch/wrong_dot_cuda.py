@@ -1,4 +1,5 @@
 # expect: raised
+# on cuda: passes (it knows only CUDA; the simulator stands for any other accelerator, where it fails, as on MPS)
 """Recurses correctly but moves tensors with .cuda(), which knows only CUDA."""
 import torch
 

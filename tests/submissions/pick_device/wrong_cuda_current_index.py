@@ -1,4 +1,5 @@
 # expect: pick_device() raised
+# on cuda: passes (it knows only CUDA; the simulator stands for any other accelerator, where it fails, as on MPS)
 """Uses torch.accelerator for the kind but torch.cuda for the index: breaks on any non-CUDA accelerator."""
 import torch
 from torch import nn

@@ -1,4 +1,5 @@
 # expect: without pinning an index
+# on one gpu: passes (with one card the last card is the current one; the simulator has two, as the two-GPU machine)
 """Picks the last card, 'usually the free one', instead of the current device."""
 import torch
 from torch import nn

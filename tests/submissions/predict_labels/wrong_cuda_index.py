@@ -1,4 +1,5 @@
 # expect: move the inputs to the model's device
+# on cuda: passes (it knows only CUDA; the simulator stands for any other accelerator, where it fails, as on MPS)
 """Moves the batch with .cuda(index) when CUDA exists, else leaves it on the CPU."""
 import torch
 from torch import nn

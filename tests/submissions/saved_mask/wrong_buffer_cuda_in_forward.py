@@ -1,4 +1,5 @@
 # expect: raised
+# on cuda: passes (it knows only CUDA; the simulator stands for any other accelerator, where it fails, as on MPS)
 """Non-persistent buffer, but forward moves the sliced mask with .cuda() 'to be safe'."""
 import math
 
