@@ -33,6 +33,37 @@ def test_the_correct_body_passes(tmp_path):
     assert grade(tmp_path, "masked_mean = _right\n").passed
 
 
+def test_a_fix_that_compiles_is_not_tampering(tmp_path):
+    # torch.compile's first use replaces nn.Module.__init__ and __setstate__ with torch's own wrappers: a right
+    # fix of fit_line with its loss compiled was refused as tampering (fourteenth session; on CUDA too, in the
+    # one-GPU verdict table of that session, as fit_line/right_compiled_loss).
+    f = tmp_path / "compiled.py"
+    f.write_text(textwrap.dedent("""
+        import torch
+
+        def _loss(x, y, w, b):
+            return ((x @ w + b - y) ** 2).mean()
+
+        loss_fn = torch.compile(_loss, backend="eager")
+
+        def init_params(n_features, device):
+            w = torch.zeros(n_features, device=device, requires_grad=True)
+            b = torch.zeros(1, device=device, requires_grad=True)
+            return w, b
+
+        def fit(x, y, steps=200, lr=0.1):
+            w, b = init_params(x.shape[1], x.device)
+            optimizer = torch.optim.SGD([w, b], lr=lr)
+            for _ in range(steps):
+                optimizer.zero_grad()
+                loss_fn(x, y, w, b).backward()
+                optimizer.step()
+            return w, b
+    """))
+    g = runner.grade(course.get("fit_line"), f)
+    assert g.passed, [r.message for r in g.failures]
+
+
 @pytest.mark.parametrize("patch, name", [
     ("torch.allclose = lambda *a, **k: True", "torch.allclose"),
     ("torch.Tensor.__eq__ = lambda a, b: True", "torch.Tensor.__eq__"),

@@ -13,6 +13,41 @@ from tools.verdicts import merged, submissions
 TABLES = {p.stem: json.loads(p.read_text()) for p in sorted((ROOT / "grader" / "verdicts").glob("*.json"))}
 # What each simulated leg stands for.
 COUNTERPART = {"sim:0": "cuda:0", "sim:1": "cuda:1", "sim:0+sim:1": "cuda:0+cuda:1"}
+#: A grader defect that failed CUDA legs before the submission was judged: the instruments' stand-in for
+#: torch.Tensor.new_tensor, an inherited method, was put back as torch.Tensor's own, which the integrity check
+#: then named as replaced (the simulator defines the method itself, so its legs never showed it; fixed in cdbd4c9,
+#: tests/test_instruments.py). The one-GPU table was recorded again after the fix; the two-GPU table was not (no
+#: device time was left in the fourteenth session): its legs that failed so say nothing about the submission,
+#: and are left out of the comparisons below. Recording that table again (tools/on_gpu.sh OUT verdicts) ends it.
+DEFECT = "your code replaced torch.Tensor.new_tensor, which the grader relies on"
+BEFORE_THE_FIX = {"2gpu"}
+
+
+def _leg_of(row: dict, failure: str) -> str:
+    return next(leg for leg in row["verdicts"] if failure.startswith(f"{leg}: "))
+
+
+def _defective_legs(row: dict) -> set[str]:
+    hit = {_leg_of(row, f) for f in row["failures"] if DEFECT in f}
+    return hit - {_leg_of(row, f) for f in row["failures"] if DEFECT not in f}
+
+
+def _rows(name: str) -> list[dict]:
+    """The table's rows of submissions the course still has, each with the verdicts that judged the submission."""
+    current = {(ex.name, label) for ex in course.load() for label in submissions(ex)}
+    out = []
+    for r in TABLES[name]["rows"]:
+        if (r["exercise"], r["submission"]) in current:
+            bad = _defective_legs(r)
+            out.append({**r, "verdicts": {leg: v for leg, v in r["verdicts"].items() if leg not in bad}})
+    return out
+
+
+def test_the_grader_defect_is_only_in_tables_recorded_before_its_fix():
+    for name, table in TABLES.items():
+        legs = {leg for r in table["rows"] for leg in _defective_legs(r)}
+        assert not legs or name in BEFORE_THE_FIX, (name, legs)
+        assert not any(leg.startswith("sim") for leg in legs), legs  # the simulated family never hit it
 
 
 def test_there_are_tables_for_one_gpu_and_two():
@@ -55,8 +90,8 @@ def _passes_on_one_gpu(exercise: str, submission: str) -> bool:
 
 def _real_verdicts(name: str, row: dict) -> dict:
     if len(TABLES[name]["machine"]["gpus"]) == 1 and _passes_on_one_gpu(row["exercise"], row["submission"]):
-        two = next(t for t in TABLES.values() if len(t["machine"]["gpus"]) == 2)
-        return next(r["verdicts"] for r in two["rows"]
+        two = next(name for name, t in TABLES.items() if len(t["machine"]["gpus"]) == 2)
+        return next(r["verdicts"] for r in _rows(two)
                     if (r["exercise"], r["submission"]) == (row["exercise"], row["submission"]))
     return row["verdicts"]
 
@@ -64,7 +99,7 @@ def _real_verdicts(name: str, row: dict) -> dict:
 @pytest.mark.parametrize("name", sorted(TABLES))
 def test_simulated_and_real_devices_agree(name):
     disagreements = []
-    for r in TABLES[name]["rows"]:
+    for r in _rows(name):
         v = r["verdicts"]
         if _passes_on_cuda(r["exercise"], r["submission"]):
             assert all(v[leg] == "fail" for leg in v if leg.startswith("sim")), (r, "must still fail on the sim")
@@ -79,7 +114,7 @@ def test_simulated_and_real_devices_agree(name):
 @pytest.mark.parametrize("name", sorted(TABLES))
 def test_expected_verdicts_on_the_gpu(name):
     # Solutions and right_* pass everywhere; wrong_* fail somewhere; shipped files fail on the GPU.
-    for r in TABLES[name]["rows"]:
+    for r in _rows(name):
         v, label = r["verdicts"], r["submission"]
         where = f"{r['exercise']}/{label}"
         if label == "solution" or label.startswith("right_"):

@@ -1,4 +1,5 @@
 # expect: pageable
+# on cuda: passes (it knows only CUDA; the simulator stands for any other accelerator, where it fails, as on MPS)
 """Pins only when torch.cuda.is_available(): every other accelerator gets pageable batches."""
 import torch
 from torch.utils.data import DataLoader, TensorDataset

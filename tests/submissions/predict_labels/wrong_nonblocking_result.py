@@ -1,6 +1,6 @@
 # expect: wrong classes
-# on cuda: passes (it reads the result before its non-blocking copy is known to have arrived: on a GPU the copy is
-# usually done in time, on the simulator never; the race is real, and the fix is the same)
+# on cuda: passes (it reads a non-blocking copy before it is known to have arrived: on a GPU the copy is usually
+# done in time, on the simulator never; the race is real, and the fix is the same)
 """Moves the batch correctly but returns the labels with a non_blocking copy that may not have landed."""
 import torch
 from torch import nn
