@@ -693,22 +693,27 @@ def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | 
                 return "handed"
             conn, _ = server.accept()
             zygote.private_fds = [server.fileno(), conn.fileno(), *([until] if until is not None else [])]
-            with conn, conn.makefile("rwb") as stream:
-                request = json.loads(stream.readline() or b"{}")
-                if request.get("stop"):
-                    _reply(stream, {"stopped": True})
-                    return "stop"
-                if request.get("ping"):
-                    # warm: answered by the zygote itself, its warm-up done (not by its stand-in)
-                    _reply(stream, {"digest": digest, "pid": os.getpid(), "warm": until is None})
-                elif broken:
-                    _reply(stream, {"error": broken})
-                elif zygote.fork:
-                    ready, zygote.ready = zygote.ready, None
-                    pid = ready.take(conn, request["job"]) if ready else None
-                    handlers.add(pid if pid is not None else _handle(zygote, stream, request["job"]))
-                else:  # spawn mode: one job at a time, each in a warm spare
-                    _reply(stream, _graded_reply(zygote, request["job"]))
+            try:
+                with conn, conn.makefile("rwb") as stream:
+                    request = json.loads(stream.readline() or b"{}")
+                    if request.get("stop"):
+                        _reply(stream, {"stopped": True})
+                        return "stop"
+                    if request.get("ping"):
+                        # warm: answered by the zygote itself, its warm-up done (not by its stand-in)
+                        _reply(stream, {"digest": digest, "pid": os.getpid(), "warm": until is None})
+                    elif broken:
+                        _reply(stream, {"error": broken})
+                    elif zygote.fork:
+                        ready, zygote.ready = zygote.ready, None
+                        pid = ready.take(conn, request["job"]) if ready else None
+                        handlers.add(pid if pid is not None else _handle(zygote, stream, request["job"]))
+                    else:  # spawn mode: one job at a time, each in a warm spare
+                        _reply(stream, _graded_reply(zygote, request["job"]))
+            except (BrokenPipeError, ConnectionResetError):
+                # The client hung up first (a ping that timed out on a loaded machine): it is gone, not the daemon.
+                # Its end killed every zygote of 6 graders started at once on 2 x H100 (fourteenth session).
+                continue
     finally:
         sel.close()
         if zygote.ready is not None:

@@ -111,6 +111,24 @@ def test_an_early_start_and_the_check_after_it_start_one_daemon(fresh):
     assert len(roots) == 1, procs
 
 
+def test_a_client_that_hangs_up_before_its_answer_leaves_the_daemon_serving(fresh):
+    # A ping that timed out on a loaded machine closed its socket before the zygote replied; the reply's broken
+    # pipe ended the zygote, and every check after it waited 180 s for a daemon that was gone (a GPU run of
+    # tools/verdicts.py, fourteenth session).
+    import json
+    import socket
+
+    daemon.ensure()
+    for fam in ("real", "sim"):
+        for _ in range(3):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                s.connect(str(fresh / f"{fam}.sock"))
+                s.sendall((json.dumps({"ping": True}) + "\n").encode())
+    time.sleep(0.5)
+    for fam in ("real", "sim"):  # refused (ConnectionRefusedError) where the zygote ended
+        assert daemon._talk(fresh, fam, {"ping": True}, timeout=5)["pid"] in serving(fresh)
+
+
 def test_a_check_waiting_for_a_daemon_that_ends_starts_its_own(fresh):
     # One command starts the daemon; a check waits for it; the daemon ends before it answers (stopped from
     # another terminal, or a test session's end): the check starts a daemon of its own instead of failing.
