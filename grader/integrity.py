@@ -175,6 +175,7 @@ def _holds(cell, obj) -> bool:
     except ValueError:  # an empty cell
         return False
 
+
 #: Wrappers the grader itself puts in place while it measures (grader.instruments counts synchronize()
 #: calls), each around the very object it replaces.
 _GRADER_WRAPPERS: set = set()
