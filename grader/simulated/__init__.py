@@ -159,6 +159,22 @@ def _require():
 
 
 @contextlib.contextmanager
+def unusable():
+    """Inside, the simulated accelerator is built but no device of it is usable, as a CUDA wheel on a machine
+    without a GPU: torch.accelerator.is_available() is False and device_count() 0, current_accelerator() still
+    names it, and a tensor made on it raises "No SIM GPUs are available". A real accelerator cannot be made so
+    inside a process, so a grader checks this case on the simulated legs, which run on every machine."""
+    _require()
+    from . import config
+
+    config.USABLE[0] = False
+    try:
+        yield
+    finally:
+        config.USABLE[0] = True
+
+
+@contextlib.contextmanager
 def record():
     """Record copies, sync points and launches on the simulated device::
 

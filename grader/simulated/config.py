@@ -12,6 +12,8 @@ PROFILES = ("cuda", "mps")
 COUNT = 2
 PROFILE = "cuda"
 CURRENT = [0]  # the current device index, as torch.cuda.current_device() (one per process, like CUDA's)
+# False inside grader.simulated.unusable(): the build has the accelerator, the machine no usable device of it
+USABLE = [True]
 
 # virtual costs, microseconds
 LAUNCH_US = 5.0  # host time to launch one op
@@ -74,7 +76,14 @@ def invalid_ordinal(idx: int) -> Exception:
     )
 
 
+def no_usable_device() -> RuntimeError:
+    # what CUDA raises where the build has it and the machine has no GPU for it (CUDA_VISIBLE_DEVICES="")
+    return RuntimeError(f"No {DEVICE_TYPE.upper()} GPUs are available")
+
+
 def check_index(idx: int) -> None:
+    if not USABLE[0]:
+        raise no_usable_device()
     if idx < 0 or idx >= COUNT:
         raise invalid_ordinal(idx)
 

@@ -73,7 +73,7 @@ class _DeviceModule:
     # --- devices ---------------------------------------------------------------------------
     @staticmethod
     def is_available():
-        return True
+        return config.USABLE[0]
 
     @staticmethod
     def is_initialized():
@@ -93,7 +93,7 @@ class _DeviceModule:
 
     @staticmethod
     def device_count():
-        return config.COUNT
+        return config.COUNT if config.USABLE[0] else 0
 
     @staticmethod
     def current_device():

@@ -75,7 +75,7 @@ _LIBS = []
 
 class _Hooks(torch._C._acc.PrivateUse1Hooks):
     def is_available(self):
-        return True
+        return config.USABLE[0]
 
     def has_primary_context(self, dev_id):
         return True

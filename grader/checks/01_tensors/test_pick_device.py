@@ -75,3 +75,27 @@ def test_build_model_puts_the_model_there(submission, device):
         if tuple(out.shape) != (x.shape[0], classes):
             fail(f"the model maps ({x.shape[0]}, {in_features}) to {tuple(out.shape)}; expected "
                  f"({x.shape[0]}, {classes}). Keep the model as it was.")
+
+
+def test_picks_the_cpu_where_no_device_of_the_accelerator_is_usable(submission, device):
+    # A build with an accelerator on a machine with no usable device of it (a CUDA wheel on a laptop) still
+    # names the accelerator in current_accelerator(). A GPU cannot be made unusable inside a process, the
+    # simulator can: this runs on the simulated legs, which every machine runs, so the verdict is the same on
+    # every machine (returning current_accelerator() unchecked passed on GPU machines and failed on laptops).
+    from grader import simulated
+    from grader.simulated.config import DEVICE_TYPE
+
+    if device.type != DEVICE_TYPE:
+        return
+
+    with simulated.unusable():
+        with running("pick_device() where the accelerator has no usable device", submission):
+            chosen = submission.pick_device()
+        if not isinstance(chosen, (torch.device, str)):
+            fail(f"pick_device() returned a {type(chosen).__name__} where the accelerator has no usable device "
+                 "(torch.accelerator.is_available() is False); return torch.device('cpu') there.")
+        landed = resolve(chosen, "pick_device() where the accelerator has no usable device "
+                                 "(torch.accelerator.is_available() is False)")
+    if landed.type != "cpu":
+        fail(f"pick_device() returned {chosen} where the accelerator has no usable device "
+             f"(torch.accelerator.is_available() is False): return the CPU there; {FIX}")
