@@ -30,7 +30,7 @@ def test_inside_unusable_the_accelerator_is_named_but_not_usable():
 
 def test_returning_the_accelerator_unchecked_fails_on_the_simulated_legs(tmp_path):
     # Right on a machine with a usable GPU, so no real leg of a GPU machine fails it: before this check it passed
-    # there and failed on a laptop (held out of tests/submissions until pick_device's GPU rows are recorded again).
+    # there and failed on a laptop (tests/held/pick_device/ until pick_device's GPU rows are recorded again).
     f = tmp_path / "unchecked.py"
     f.write_text(textwrap.dedent("""
         import torch
