@@ -176,8 +176,8 @@ def _holds(cell, obj) -> bool:
         return False
 
 
-#: Wrappers the grader itself puts in place while it measures (grader.instruments counts synchronize()
-#: calls), each around the very object it replaces.
+#: Wrappers the grader itself puts in place while it measures (grader.instruments counts synchronize() calls
+#: and the copies of torch.tensor(list)), each around the very object it replaces.
 _GRADER_WRAPPERS: set = set()
 
 

@@ -7,7 +7,9 @@ import ast
 import contextlib
 import dataclasses
 import glob
+import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -120,9 +122,6 @@ def test_a_client_that_hangs_up_before_its_answer_leaves_the_daemon_serving(fres
     # A ping that timed out on a loaded machine closed its socket before the zygote replied; the reply's broken
     # pipe ended the zygote, and every check after it waited 180 s for a daemon that was gone (a GPU run of
     # tools/verdicts.py, fourteenth session).
-    import json
-    import socket
-
     daemon.ensure()
     for fam in ("real", "sim"):
         for _ in range(3):
