@@ -9,23 +9,27 @@ module (`torch.cuda`, `torch.sim`, ...) where it keeps one.
 
 Explicit synchronisation is not an aten operation: `measure` counts it by wrapping, for the duration of the
 block, `torch.accelerator.synchronize` and the device module's `synchronize` (`torch.cuda.synchronize`,
-`torch.sim.synchronize`, ...), the same Python functions on every leg.
+`torch.sim.synchronize`, ...), the same Python functions on every leg. A wait for one stream or one event
+(`Stream.synchronize()`, `Event.synchronize()`, whichever class made it: `torch.Stream` and `torch.Event` are
+C types on CUDA, which cannot be wrapped) is reported by the device's GPU trace: CUDA's, which PyTorch calls
+from C++, and the simulator's mirror of it. CUDA also reports the waits inside operations (a copy to the host,
+`.item()`), counted by the dispatch mode already: a report that comes while an operation, or one of the
+grader's wrappers, runs on the measuring thread is not counted again. Printing a tensor turns dispatch modes
+off while it reads the values (33 waits reported for one `str(x)` on an H100, fourteenth session), so the
+grader stands in for `torch._tensor_str._str` too: printing counts on no leg, as dispatch never saw it.
 
 Copies made below the dispatcher, the values of `torch.tensor(list, device=...)` (and `torch.as_tensor`,
 `x.new_tensor`), are counted by wrapping those functions the same way.
 
-What is not seen: waiting on one stream or event (`Event.synchronize()`: `torch.Event` is a C type on CUDA,
-which cannot be wrapped, so counting it on the simulator alone would give two verdicts), work queued on other
-threads, and functions imported by name before the block (`from torch import tensor`). CUDA's GPU trace
-(`torch.cuda._gpu_trace`) hears every stream and event wait, but also the waits inside code that turns dispatch
-modes off, which dispatch does not see (printing a tensor: 33 for one `str(x)` on an H100, fourteenth session's
-GPU run), so it cannot be counted that way alone.
+What is not seen: work queued on other threads, functions imported by name before the block (`from torch import
+tensor`), and on MPS, which has no GPU trace, waits for one stream or event.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -71,7 +75,7 @@ class Measurement:
     data_dependent: list[str] = field(default_factory=list)  # nonzero, masked_select, ... on the device
     kernels: int = 0  # operations run on the device
     peak_bytes: int | None = None  # peak device memory allocated inside the block (None: not known here)
-    explicit_syncs: int = 0  # torch.accelerator.synchronize() / torch.cuda.synchronize() ... for this device
+    explicit_syncs: int = 0  # synchronize() of this device, and waits for one of its kind's streams or events
     unawaited_d2h: int = 0  # non-blocking copies to the CPU that no later wait covered (yet)
 
     @property
@@ -168,7 +172,14 @@ class _Counter(TorchDispatchMode):
         self.m = m
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
+        work = _at_work  # _torch_at_work, inlined: this runs for every operation
+        work.depth = getattr(work, "depth", 0) + 1
+        try:
+            return self._run(func, args, kwargs or {})
+        finally:
+            work.depth -= 1
+
+    def _run(self, func, args, kwargs):
         if _is_composite(func):
             # Under torch.inference_mode() (no autograd), composite ops such as .to() reach this mode whole,
             # where autograd would have split them: split them here, inside the mode, so that what they run (a
@@ -212,6 +223,80 @@ class _Counter(TorchDispatchMode):
             m.data_dependent.append(func.__name__.split(".")[0])
         if on_device and func not in _NOT_KERNELS and not func.is_view:
             m.kernels += 1
+
+
+_at_work = threading.local()  # operations and grader wrappers running on this thread
+
+
+@contextlib.contextmanager
+def _torch_at_work():
+    """Inside, the waits that the GPU trace reports are torch's or the grader's own, counted by what called them."""
+    _at_work.depth = getattr(_at_work, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _at_work.depth -= 1
+
+
+#: Measurements in progress in this process, each with the thread it measures: a GPU trace's callbacks are
+#: registered once per process (they cannot be removed) and find the block they count here.
+_listening: list[tuple[Measurement, int]] = []
+_traced: set[str] = set()  # device types whose GPU trace reports to _heard_wait
+
+
+def _heard_wait(device_type: str):
+    def waited(*_):
+        try:
+            if getattr(_at_work, "depth", 0):
+                return
+            me = threading.get_ident()
+            for m, thread in _listening:
+                if thread == me and m.device.type == device_type:
+                    m.explicit_syncs += 1
+                    m.unawaited_d2h = 0
+        except Exception:  # called from C++ on CUDA: counting must never change what the learner's code does
+            pass
+    return waited
+
+
+def _gpu_trace(mod):
+    trace = getattr(mod, "_gpu_trace", None)
+    if trace is None and mod is getattr(torch, "cuda", None):
+        import torch.cuda._gpu_trace as trace
+    return trace if hasattr(trace, "register_callback_for_stream_synchronization") else None
+
+
+@contextlib.contextmanager
+def _counting_stream_waits(m: Measurement, mod):
+    """Count waits for one stream or one event of m.device's kind, made on this thread (the module docstring
+    says why through the GPU trace). Which device of that kind is not known from a report: any counts."""
+    trace = _gpu_trace(mod)
+    if trace is None:
+        yield
+        return
+    kind = m.device.type
+    if kind not in _traced:
+        trace.register_callback_for_stream_synchronization(_heard_wait(kind))
+        trace.register_callback_for_event_synchronization(_heard_wait(kind))
+        if kind == "cuda":
+            torch._C._activate_gpu_trace()  # process-wide and for good: a grading worker serves one submission
+        _traced.add(kind)
+    entry = (m, threading.get_ident())
+    _listening.append(entry)
+    try:
+        with _standing_in([(torch._tensor_str, "_str", _at_work_in(torch._tensor_str._str))]):
+            yield
+    finally:
+        _listening.remove(entry)
+
+
+def _at_work_in(original):
+    """`original`, with the waits it makes counted by no one (see the module docstring: printing)."""
+    @functools.wraps(original)
+    def at_work(*args, **kwargs):
+        with _torch_at_work():
+            return original(*args, **kwargs)
+    return at_work
 
 
 def warm_up() -> None:
@@ -271,7 +356,8 @@ def _counting_syncs(m: Measurement, mod):
                 pass
             inside[0] = True
             try:
-                return original(*args, **kwargs)
+                with _torch_at_work():
+                    return original(*args, **kwargs)
             finally:
                 inside[0] = False
         return synchronize
@@ -290,7 +376,8 @@ def _counting_host_data(m: Measurement, mod):
     def counted(original, first):  # first: where the data is among the arguments (after self for a method)
         @functools.wraps(original)
         def make(*args, **kwargs):
-            out = original(*args, **kwargs)
+            with _torch_at_work():  # CUDA's copy of the values waits for it, as any copy in does
+                out = original(*args, **kwargs)
             data = args[first] if len(args) > first else kwargs.get("data")
             try:
                 if isinstance(data, (list, tuple)) and isinstance(out, torch.Tensor) and _is_device(out, m.device) \
@@ -320,7 +407,7 @@ def measure(device: torch.device | str):
     peak_known = mod is not None and hasattr(mod, "reset_peak_memory_stats") and hasattr(mod, "max_memory_allocated")
     if peak_known:
         mod.reset_peak_memory_stats(device)
-    with _Counter(m), _counting_syncs(m, mod), _counting_host_data(m, mod):
+    with _Counter(m), _counting_syncs(m, mod), _counting_host_data(m, mod), _counting_stream_waits(m, mod):
         yield m
     if peak_known:
         m.peak_bytes = int(mod.max_memory_allocated(device))

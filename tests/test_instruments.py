@@ -35,6 +35,32 @@ SNIPPETS = {
     "sync_current": "torch.accelerator.set_device_index(x.device.index)\ntorch.accelerator.synchronize()",
     "sync_other": "torch.accelerator.synchronize(torch.device(x.device.type, 1 - x.device.index))"
                   " if torch.accelerator.device_count() > 1 else None",
+    # Waits for one stream or one event, whichever class made it (CUDA's torch.Stream and torch.Event are C
+    # types: their synchronize() is heard through the GPU trace); an event never recorded is not waited for.
+    "sync_module_stream": "torch.get_device_module(x.device).current_stream(x.device).synchronize()",
+    "sync_accelerator_stream": "torch.accelerator.current_stream(x.device).synchronize()",
+    "sync_new_stream": "torch.Stream(device=x.device).synchronize()",
+    "sync_event": "e = torch.Event(device=x.device)\ne.record()\ne.synchronize()",
+    "sync_module_event": "e = torch.get_device_module(x.device).Event()\ne.record()\ne.synchronize()",
+    "sync_event_never_recorded": "torch.Event(device=x.device).synchronize()",
+    "sync_stream_after_async_copy": "a = x.to('cpu', non_blocking=True)\n"
+                                    "torch.accelerator.current_stream(x.device).synchronize()",
+    # Code whose operations wait inside (CUDA reports those waits too): not one explicit wait among them.
+    "training_steps": "model = torch.nn.Linear(3, 2).to(x.device)\n"
+                      "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                      "for _ in range(2):\n    opt.zero_grad()\n    model(x).sum().backward()\n    opt.step()",
+    "pinned_loader": "data = torch.utils.data.TensorDataset(torch.randn(8, 3))\n"
+                     "for (b,) in torch.utils.data.DataLoader(data, batch_size=4, pin_memory=True):\n"
+                     "    b.to(x.device, non_blocking=True)",
+    "save_and_load": "import io\nf = io.BytesIO()\ntorch.save(x, f)\nf.seek(0)\n"
+                     "torch.load(f, map_location=x.device)",
+    "printed": "str(x)",
+    "printed_many": "for _ in range(3):\n    repr(x * 2)\n    str([x, x.sum()])\n"
+                    "str(torch.nn.Linear(3, 2).to(x.device).state_dict())",
+    "clip_grad_norm": "m = torch.nn.Linear(3, 2).to(x.device)\nm(x).sum().backward()\n"
+                      "torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)",
+    "conv": "torch.nn.functional.conv1d(x[None], torch.ones(2, 4, 2, device=x.device))",
+    "empty_cache": "getattr(torch.get_device_module(x.device), 'empty_cache', lambda: None)()",
     # Non-blocking copies to the CPU: the wait is the synchronisation after them, or any later wait.
     "sync_after_async_copies": "a = x.to('cpu', non_blocking=True)\nb = (x * 2).to('cpu', non_blocking=True)\n"
                                "torch.accelerator.synchronize(x.device)",
@@ -128,6 +154,25 @@ def test_explicit_synchronisation_is_a_wait(on_sim, name):
     # sees no operation in it (a review of alternative submissions, twelfth session).
     for dev, c in on_sim.items():
         assert c[name]["syncs"] == 1 and c[name]["waits"] == 1 and c[name]["round_trips"] == 0, (dev, c[name])
+
+
+@pytest.mark.parametrize("name", ["sync_module_stream", "sync_accelerator_stream", "sync_new_stream", "sync_event",
+                                  "sync_module_event"])
+def test_waiting_for_a_stream_or_an_event_is_a_wait(on_sim, name):
+    # A loader that waited for the current stream after every batch passed pinned_loader: neither dispatch nor
+    # the synchronize() wrappers see it (a review of alternative submissions, thirteenth session).
+    for dev, c in on_sim.items():
+        assert c[name]["syncs"] == 1 and c[name]["waits"] == 1 and c[name]["round_trips"] == 0, (dev, c[name])
+        assert c["sync_event_never_recorded"]["waits"] == 0, (dev, c["sync_event_never_recorded"])
+        assert c["sync_stream_after_async_copy"]["waits"] == 1, (dev, c["sync_stream_after_async_copy"])
+
+
+@pytest.mark.parametrize("name", ["training_steps", "pinned_loader", "save_and_load", "printed", "printed_many",
+                                  "clip_grad_norm", "conv", "empty_cache",
+                                  "tensor_from_list", "made_on_cpu_then_moved", "item", "cpu", "nonzero"])
+def test_waits_inside_operations_are_not_explicit_ones(on_sim, name):
+    for dev, c in on_sim.items():
+        assert c[name]["syncs"] == 0, (dev, c[name])
 
 
 def test_non_blocking_copies_back_cost_the_wait_that_covers_them(on_sim):

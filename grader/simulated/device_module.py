@@ -65,6 +65,7 @@ class _Properties:
 class _DeviceModule:
     Event = streams.SimEvent
     Stream = streams.SimStream
+    _gpu_trace = streams.gpu_trace
     Generator = generators.SimGenerator
     OutOfMemoryError = torch.OutOfMemoryError
     device = device

@@ -84,23 +84,27 @@ def test_workers_deliver_cpu_batches(submission, device):
 
 
 def test_train_step_moves_the_batch(submission, device):
+    # Two steps in a row, as in training: a step that leaves out zero_grad adds the first step's gradients to
+    # the second's, which one step alone cannot show.
     images, labels = data()
-    x = torch.stack([standardized(im) for im in images[:8]])
-    y = labels[:8]
-    model = nn.Sequential(nn.Flatten(), nn.Linear(x[0].numel(), 4))
+    batches = [(torch.stack([standardized(im) for im in images[i:i + 8]]), labels[i:i + 8]) for i in (0, 8)]
+    model = nn.Sequential(nn.Flatten(), nn.Linear(batches[0][0][0].numel(), 4))
     reference = copy.deepcopy(model)
     model.to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    with running(f"train_step(model, optimizer, (x, y), {str(device)!r}) with x and y from the loader, on the CPU",
-                 submission, explain_device_error=f"train_step must move the batch (x and y) to {device} before "
-                 "the model uses it: the loader's batches are CPU tensors."):
-        loss = submission.train_step(model, optimizer, (x, y), device)
     ref_opt = torch.optim.SGD(reference.parameters(), lr=0.1)
-    ref_loss = F.cross_entropy(reference(x), y)
-    ref_opt.zero_grad()
-    ref_loss.backward()
-    ref_opt.step()
-    expect_close(torch.as_tensor(loss).detach().float(), ref_loss.detach(), "the loss returned by train_step")
-    for (name, p), q in zip(model.named_parameters(), reference.parameters()):
-        expect_device(p, device, f"model parameter {name}", "train_step should leave the model where it is.")
-        expect_close(p, q, f"parameter {name} after train_step")
+    for step, (x, y) in enumerate(batches, start=1):
+        with running(f"train_step(model, optimizer, (x, y), {str(device)!r}) with x and y from the loader, on the "
+                     "CPU", submission, explain_device_error=f"train_step must move the batch (x and y) to {device} "
+                     "before the model uses it: the loader's batches are CPU tensors."):
+            loss = submission.train_step(model, optimizer, (x, y), device)
+        ref_loss = F.cross_entropy(reference(x), y)
+        ref_opt.zero_grad()
+        ref_loss.backward()
+        ref_opt.step()
+        after = "train_step" if step == 1 else ("a second train_step (each step must start from zero gradients: "
+                                                "optimizer.zero_grad())")
+        expect_close(torch.as_tensor(loss).detach().float(), ref_loss.detach(), f"the loss returned by {after}")
+        for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+            expect_device(p, device, f"model parameter {name}", "train_step should leave the model where it is.")
+            expect_close(p, q, f"parameter {name} after {after}")
