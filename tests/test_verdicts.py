@@ -13,41 +13,12 @@ from tools.verdicts import merged, submissions
 TABLES = {p.stem: json.loads(p.read_text()) for p in sorted((ROOT / "grader" / "verdicts").glob("*.json"))}
 # What each simulated leg stands for.
 COUNTERPART = {"sim:0": "cuda:0", "sim:1": "cuda:1", "sim:0+sim:1": "cuda:0+cuda:1"}
-#: A grader defect that failed CUDA legs before the submission was judged: the instruments' stand-in for
-#: torch.Tensor.new_tensor, an inherited method, was put back as torch.Tensor's own, which the integrity check
-#: then named as replaced (the simulator defines the method itself, so its legs never showed it; fixed in cdbd4c9,
-#: tests/test_instruments.py). The one-GPU table was recorded again after the fix; the two-GPU table was not (no
-#: device time was left in the fourteenth session): its legs that failed so say nothing about the submission,
-#: and are left out of the comparisons below. Recording that table again (tools/on_gpu.sh OUT verdicts) ends it.
-DEFECT = "your code replaced torch.Tensor.new_tensor, which the grader relies on"
-BEFORE_THE_FIX = {"2gpu"}
-
-
-def _leg_of(row: dict, failure: str) -> str:
-    return next(leg for leg in row["verdicts"] if failure.startswith(f"{leg}: "))
-
-
-def _defective_legs(row: dict) -> set[str]:
-    hit = {_leg_of(row, f) for f in row["failures"] if DEFECT in f}
-    return hit - {_leg_of(row, f) for f in row["failures"] if DEFECT not in f}
 
 
 def _rows(name: str) -> list[dict]:
-    """The table's rows of submissions the course still has, each with the verdicts that judged the submission."""
+    """The table's rows of submissions the course still has (a regraded table may keep rows of removed ones)."""
     current = {(ex.name, label) for ex in course.load() for label in submissions(ex)}
-    out = []
-    for r in TABLES[name]["rows"]:
-        if (r["exercise"], r["submission"]) in current:
-            bad = _defective_legs(r)
-            out.append({**r, "verdicts": {leg: v for leg, v in r["verdicts"].items() if leg not in bad}})
-    return out
-
-
-def test_the_grader_defect_is_only_in_tables_recorded_before_its_fix():
-    for name, table in TABLES.items():
-        legs = {leg for r in table["rows"] for leg in _defective_legs(r)}
-        assert not legs or name in BEFORE_THE_FIX, (name, legs)
-        assert not any(leg.startswith("sim") for leg in legs), legs  # the simulated family never hit it
+    return [r for r in TABLES[name]["rows"] if (r["exercise"], r["submission"]) in current]
 
 
 def test_there_are_tables_for_one_gpu_and_two():

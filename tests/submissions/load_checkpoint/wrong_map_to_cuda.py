@@ -1,4 +1,5 @@
 # expect: raised
+# on cuda: passes (on cuda:1 alone: 'cuda' is cuda:0 there, which neither saved nor receives the checkpoint; the simulator stands for any other accelerator, where it fails)
 """Hard-codes map_location='cuda', which fails on machines without CUDA."""
 import torch
 from torch import nn

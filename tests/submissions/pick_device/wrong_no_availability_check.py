@@ -1,4 +1,5 @@
 # expect: where the accelerator has no usable device
+# on cuda: passes (every GPU of a GPU machine is usable; the simulated legs, on every machine, also stand for one whose accelerator has none)
 """Returns current_accelerator() as is: None on a CPU-only build, and a GPU kind even where none is usable."""
 import torch
 from torch import nn
