@@ -3,6 +3,7 @@ reads a value from the device at most once per epoch."""
 
 import random
 import re
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -70,28 +71,56 @@ def run(submission, device, model, loader, what="train"):
     return history
 
 
+@dataclass
+class Trained:
+    """One training of a fresh model on one leg, which every check below reads (the grader's time goes there)."""
+    model: nn.Module
+    loader: DataLoader
+    initial: dict  # the model's state before train()
+    batches_seen: list  # the device of each batch the model's forward pass received
+    history: object
+    m: object  # what measure() counted during train()
+
+
+_TRAINED: dict = {}  # (file, device) -> Trained, or the GradeFailure that train() ended with
+
+
+def trained(submission, device) -> Trained:
+    key = (submission.filename, str(device))  # the submission fixture is made anew for each check
+    if key not in _TRAINED:
+        model, loader = draw()
+        initial = {k: v.clone() for k, v in model.state_dict().items()}
+        seen = []
+        model.register_forward_pre_hook(lambda module, args: seen.append(args[0].device if args else None))
+        try:
+            with measure(device) as m:
+                history = run(submission, device, model, loader)
+            _TRAINED[key] = Trained(model, loader, initial, seen, history, m)
+        except GradeFailure as exc:
+            _TRAINED[key] = exc
+    if isinstance(_TRAINED[key], GradeFailure):
+        raise _TRAINED[key]
+    return _TRAINED[key]
+
+
 def test_trains_on_the_device_it_is_given(submission, device):
-    model, loader = draw()
-    batches_seen = []  # the device of each batch the model's forward pass received
-    model.register_forward_pre_hook(lambda module, args: batches_seen.append(args[0].device if args else None))
-    run(submission, device, model, loader)
-    where = sorted({str(p.device) for p in model.parameters()})
+    t = trained(submission, device)
+    where = sorted({str(p.device) for p in t.model.parameters()})
     if where != [str(torch.device(device))] and not (device.type != "cpu" and where == [f"{device.type}:0"]
                                                      and device.index in (None, 0)):
         fail(f"after train(..., {str(device)!r}) the model's parameters are on {', '.join(where)}: {RULE}; "
              "move the model there with model.to(device), before the optimizer is built.")
-    elsewhere = sorted({str(d) for d in batches_seen if d is None or canonical(d) != canonical(device)})
-    if not batches_seen or elsewhere:
+    elsewhere = sorted({str(d) for d in t.batches_seen if d is None or canonical(d) != canonical(device)})
+    if not t.batches_seen or elsewhere:
         fail(f"train(..., {str(device)!r}) ran the model's forward pass on {', '.join(elsewhere) or 'no batch'}: "
              f"{RULE}, every step of it: move the model and each batch there, then train (moving the model only "
              "at the end trains on another device).")
 
 
 def test_same_result_as_on_the_cpu(submission, device):
-    model, loader = draw()
-    initial = {k: v.clone() for k, v in model.state_dict().items()}
-    expected_model, expected_history = train_reference(initial, fresh_copy(model), loader)
-    history = run(submission, device, model, loader)
+    t = trained(submission, device)
+    expected_model, expected_history = train_reference(t.initial, fresh_copy(t.model), t.loader)
+    history = t.history
     if not isinstance(history, (list, tuple)) or len(history) != EPOCHS:
         fail(f"train should return a list of {EPOCHS} mean losses, one per epoch; got {history!r:.80}.")
     if any(not isinstance(h, float) for h in history):
@@ -100,15 +129,13 @@ def test_same_result_as_on_the_cpu(submission, device):
     got = torch.tensor(history, dtype=torch.float64)
     expect_close(got, torch.tensor(expected_history, dtype=torch.float64), "the mean losses train returned",
                  atol=1e-4, rtol=1e-3)
-    for (name, p), q in zip(model.state_dict().items(), expected_model.state_dict().values()):
+    for (name, p), q in zip(t.model.state_dict().items(), expected_model.state_dict().values()):
         expect_close(p, q, f"the trained parameter {name}", atol=1e-4, rtol=1e-3)
 
 
 def test_reads_the_device_at_most_once_per_epoch(submission, device):
-    model, loader = draw()
-    with measure(device) as m:
-        run(submission, device, model, loader)
-    if m.waits > EPOCHS:
-        fail(f"train({EPOCHS} epochs of {len(loader)} batches) made {m.describe_waits()}: each makes Python "
+    t = trained(submission, device)
+    if t.m.waits > EPOCHS:
+        fail(f"train({EPOCHS} epochs of {len(t.loader)} batches) made {t.m.describe_waits()}: each makes Python "
              f"wait until {device} has finished the step, so the device idles while Python prepares the next one. "
              "Keep the running loss on the device (total += loss.detach()) and read it once per epoch.")
