@@ -58,13 +58,16 @@ def _alive(where: Path, digest: str) -> bool:
         return False
 
 
+STOP_TIMEOUT = 30.0  # seconds: a stand-in answers once prepared, which takes seconds on a loaded machine
+
+
 def stop(where: Path | None = None) -> bool:
     """End the daemon of this course folder; False if none was running."""
     where = where or folder()
     stopped = False
     for fam in FAMILIES:
         with contextlib.suppress(OSError, ValueError, DaemonError):
-            _talk(where, fam, {"stop": True}, timeout=5)
+            _talk(where, fam, {"stop": True}, timeout=STOP_TIMEOUT)
             stopped = True
     return stopped
 

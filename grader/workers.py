@@ -693,13 +693,14 @@ def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | 
                 return "handed"
             conn, _ = server.accept()
             zygote.private_fds = [server.fileno(), conn.fileno(), *([until] if until is not None else [])]
+            stop = False
             try:
                 with conn, conn.makefile("rwb") as stream:
                     request = json.loads(stream.readline() or b"{}")
                     if request.get("stop"):
+                        stop = True
                         _reply(stream, {"stopped": True})
-                        return "stop"
-                    if request.get("ping"):
+                    elif request.get("ping"):
                         # warm: answered by the zygote itself, its warm-up done (not by its stand-in)
                         _reply(stream, {"digest": digest, "pid": os.getpid(), "warm": until is None})
                     elif broken:
@@ -713,7 +714,9 @@ def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | 
             except ConnectionError:
                 # The client hung up first (a ping that timed out on a loaded machine): it is gone, not the zygote,
                 # which a broken pipe here once ended (twelve graders started at once on 2 x H100).
-                continue
+                pass
+            if stop:  # even where its client hung up (a stand-in still preparing answers late on a loaded machine)
+                return "stop"
     finally:
         sel.close()
         if zygote.ready is not None:

@@ -133,6 +133,19 @@ def test_a_client_that_hangs_up_before_its_answer_leaves_the_daemon_serving(fres
         assert daemon._talk(fresh, fam, {"ping": True}, timeout=5)["pid"] in serving(fresh)
 
 
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "warming_up"])
+def test_a_stop_whose_client_hung_up_still_stops(fresh, warm):
+    # daemon.stop waited 5 s for its answer; a stand-in still preparing on the loaded CI machine answered later,
+    # found the client gone, and went on serving: "a zygote kept running after stop" (fifteenth session's CI).
+    daemon.ensure(wait=warm)
+    for fam in ("real", "sim"):
+        assert wait_for(lambda: (fresh / f"{fam}.sock").exists(), 60)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.connect(str(fresh / f"{fam}.sock"))
+            s.sendall((json.dumps({"stop": True}) + "\n").encode())
+    assert wait_for(lambda: not serving(fresh), 30), "a zygote kept running after a stop"
+
+
 def test_a_check_waiting_for_a_daemon_that_ends_starts_its_own(fresh):
     # One command starts the daemon; a check waits for it; the daemon ends before it answers (stopped from
     # another terminal, or a test session's end): the check starts a daemon of its own instead of failing.
