@@ -138,8 +138,8 @@ def no_round_trips(device: torch.device, what: str):
              "the input's device instead of moving data back and forth.")
     if m.data_dependent and device.type != "cpu":  # on the CPU the size is known where it is computed
         fail(f"{what} ran {m.describe_data_dependent()} on {device}: each sizes its result by the data on the "
-             "device (a boolean mask or nonzero()), so Python waits for the device to read the size. Keep the shapes fixed: multiply "
-             "by the mask, or use torch.where, instead of selecting with it.")
+             "device (a boolean mask or nonzero()), so Python waits for the device to read the size. Keep the "
+             "shapes fixed: multiply by the mask, or use torch.where, instead of selecting with it.")
 
 
 def within(got: float, want: float, tol: float) -> bool:

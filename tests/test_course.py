@@ -111,7 +111,8 @@ def test_other_submissions(path):
     assert path.stem.startswith("wrong_"), f"{path.name}: name it right_*.py or wrong_*.py"
     phrase = _expectation(path)
     assert phrase, f"{path}: a wrong submission starts with '# expect: <phrase of its failure message>'"
-    assert not grade.passed, f"{path.name} passes but should fail: {[(r.leg, r.check, r.outcome) for r in grade.results]}"
+    ran = [(r.leg, r.check, r.outcome) for r in grade.results]
+    assert not grade.passed, f"{path.name} passes but should fail: {ran}"
     messages = [r.message for r in grade.failures]
     assert any(phrase in m for m in messages), f"{path.name}: no failure says {phrase!r}; got {messages}"
 

@@ -118,6 +118,13 @@ def test_an_early_start_and_the_check_after_it_start_one_daemon(fresh):
     assert wait_for(lambda: len(roots()) == 1, 10), roots()
 
 
+def send_and_hang_up(where: Path, family: str, request: dict) -> None:
+    """A client that sends its request and closes before any answer (as one whose timeout ran out)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.connect(str(where / f"{family}.sock"))
+        s.sendall((json.dumps(request) + "\n").encode())
+
+
 def test_a_client_that_hangs_up_before_its_answer_leaves_the_daemon_serving(fresh):
     # A ping that timed out on a loaded machine closed its socket before the zygote replied; the reply's broken
     # pipe ended the zygote, and every check after it waited 180 s for a daemon that was gone (a GPU run of
@@ -125,9 +132,7 @@ def test_a_client_that_hangs_up_before_its_answer_leaves_the_daemon_serving(fres
     daemon.ensure()
     for fam in ("real", "sim"):
         for _ in range(3):
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-                s.connect(str(fresh / f"{fam}.sock"))
-                s.sendall((json.dumps({"ping": True}) + "\n").encode())
+            send_and_hang_up(fresh, fam, {"ping": True})
     time.sleep(0.5)
     for fam in ("real", "sim"):  # refused (ConnectionRefusedError) where the zygote ended
         assert daemon._talk(fresh, fam, {"ping": True}, timeout=5)["pid"] in serving(fresh)
@@ -141,9 +146,7 @@ def test_a_stop_whose_client_hung_up_still_stops(fresh, warm):
     # Both first: once the real family stops, the daemon removes both sockets.
     assert wait_for(lambda: all((fresh / f"{fam}.sock").exists() for fam in ("real", "sim")), 60)
     for fam in ("real", "sim"):
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.connect(str(fresh / f"{fam}.sock"))
-            s.sendall((json.dumps({"stop": True}) + "\n").encode())
+        send_and_hang_up(fresh, fam, {"stop": True})
     assert wait_for(lambda: not serving(fresh), 30), "a zygote kept running after a stop"
 
 

@@ -61,7 +61,7 @@ def _passes_on_one_gpu(exercise: str, submission: str) -> bool:
 
 def _real_verdicts(name: str, row: dict) -> dict:
     if len(TABLES[name]["machine"]["gpus"]) == 1 and _passes_on_one_gpu(row["exercise"], row["submission"]):
-        two = next(name for name, t in TABLES.items() if len(t["machine"]["gpus"]) == 2)
+        two = next(other for other, t in TABLES.items() if len(t["machine"]["gpus"]) == 2)
         return next(r["verdicts"] for r in _rows(two)
                     if (r["exercise"], r["submission"]) == (row["exercise"], row["submission"]))
     return row["verdicts"]
