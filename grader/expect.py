@@ -11,7 +11,7 @@ from contextlib import contextmanager, nullcontext
 import pytest
 import torch
 
-from grader import integrity, limits
+from grader import audit, integrity, learner_values, limits
 from grader.instruments import Measurement, measure  # noqa: F401 (graders import them from here)
 from grader.submission import Submission, SubmissionError, describe_exception
 
@@ -67,12 +67,16 @@ def running(what: str, submission: Submission, explain_device_error: str | None 
     try:
         yield
     except (GradeFailure, SubmissionError):
+        _verify_after_call()  # a planted hook first: it could have written this very failure
         raise
     except Exception as exc:
+        _verify_after_call()
         limit = simulator_limit(exc)
-        if limit:  # said in the report; the grade counts only if another accelerator leg ran (Grade.missing_legs)
-            pytest.skip(f"the simulated accelerator cannot run {what}: {limit}. Not a fault of your code, which "
-                        "the other devices check")
+        if limit:  # said in the report; a grade with such a skip is not passed (Grade.passed), on every machine
+            from grader.plugin import skip_leg
+
+            skip_leg(f"the simulated accelerator cannot run {what}: {limit}. Not a fault of your code: please "
+                     "report it")
         message = f"{what} raised {describe_exception(exc, submission.filename)}"
         if explain_device_error and is_device_error(exc):
             message += f"\n{explain_device_error}"
@@ -87,9 +91,15 @@ def running(what: str, submission: Submission, explain_device_error: str | None 
             message += (f"\nYour code asked for more memory than the grader allows ({limits.describe_memory()}): "
                         "no exercise needs that much; look for a tensor far larger than the data.")
         raise GradeFailure(message) from None
+    _verify_after_call()
+
+
+def _verify_after_call() -> None:
+    """Before the check looks at what the learner's code returned: nothing planted, nothing replaced."""
     try:
-        integrity.verify()  # before the check looks at what the learner's code returned
-    except integrity.IntegrityError as exc:
+        audit.verify()
+        integrity.verify()
+    except (audit.Tainted, integrity.IntegrityError) as exc:
         raise GradeFailure(str(exc)) from None
 
 
@@ -116,7 +126,10 @@ def expect_tensor(value, what: str) -> torch.Tensor:
     if not isinstance(value, torch.Tensor):
         got = "None (is a return statement missing?)" if value is None else f"a {type(value).__name__}"
         fail(f"{what} should be a tensor, but it is {got}.")
-    return value
+    try:
+        return learner_values.vetted(value, what)  # a subclass could answer for itself
+    except learner_values.UntrustedValue as exc:
+        fail(str(exc))
 
 
 def expect_device(tensor: torch.Tensor, device: torch.device | str, what: str, fix: str):

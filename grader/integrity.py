@@ -102,14 +102,27 @@ def check_source(source: str, display_name: str) -> None:
 
 
 def _guarded_namespaces() -> list[tuple[str, object]]:
+    import gc
+    import json
+    import signal
+    import threading
+    import time
+
     import torch
     import torch.nn.functional
+    import torch.overrides
+    import torch.utils._python_dispatch as python_dispatch
 
     spaces: list[tuple[str, object]] = [
         ("torch", torch), ("torch.Tensor", torch.Tensor), ("torch.Tensor", torch._C.TensorBase),
         ("torch.nn.functional", torch.nn.functional), ("torch.nn.Module", torch.nn.Module),
         ("torch.cuda", torch.cuda), ("torch.accelerator", torch.accelerator), ("torch.testing", torch.testing),
         ("builtins", builtins), ("os", os), ("sys", sys),
+        # what the instruments and the plugin build on: modes, the C functions they call, clocks, the channel
+        ("torch._C", torch._C), ("torch.overrides", torch.overrides),
+        ("torch.utils._python_dispatch", python_dispatch),
+        ("TorchDispatchMode", python_dispatch.TorchDispatchMode), ("TorchFunctionMode", torch.overrides.TorchFunctionMode),
+        ("threading", threading), ("time", time), ("json", json), ("gc", gc), ("signal", signal),
     ]
     for name, mod in list(sys.modules.items()):
         if isinstance(mod, types.ModuleType) and name.split(".")[0] in GUARDED_PREFIXES:
@@ -127,13 +140,17 @@ def _callables(ns) -> dict[str, object]:
 class Baseline:
     """Functions, classes and modules of the guarded namespaces, as they were when it was taken."""
 
-    def __init__(self):
+    def __init__(self, check_modules=()):
         # The objects themselves (so an id cannot be reused by a replacement), keys and values apart: the
         # check after every call of learner code compares each namespace's values at once, in C.
         self._entries = []
         for label, ns in _guarded_namespaces():
             items = _callables(ns)
             self._entries.append((label, ns, tuple(items), tuple(items.values()), len(vars(ns))))
+        for module in check_modules:  # the hidden checks: every global, helpers and cached values alike
+            items = dict(vars(module))
+            self._entries.append((f"the check module {module.__name__}", module, tuple(items), tuple(items.values()),
+                                  len(items)))
 
     def changed(self) -> list[str]:
         out = []

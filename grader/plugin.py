@@ -17,12 +17,24 @@ from pathlib import Path
 
 import pytest
 
-from grader import integrity, limits
+from grader import audit, integrity, limits
 from grader import legs as legs_mod
 from grader.expect import GradeFailure
-from grader.submission import Submission, SubmissionError, describe_exception, learner_trace
+from grader.submission import Submission, SubmissionError, exception_text, describe_exception, learner_trace
 
 _exit = os._exit  # taken before any learner code runs
+#: Skips the grader itself raised during the current check; any other skip (pytest's Skipped or
+#: unittest.SkipTest raised by learner code) fails the check.
+_granted_skips: list[BaseException] = []
+
+
+def skip_leg(reason: str):
+    """Skip the current check on this leg, as the grader (a simulator limit): the one way a check may skip."""
+    try:
+        pytest.skip(reason)
+    except BaseException as exc:
+        _granted_skips.append(exc)
+        raise
 
 
 def pytest_addoption(parser):
@@ -121,21 +133,22 @@ def submission(request) -> Submission:
 
 
 def _timed_out(excinfo) -> bool:
-    return str(excinfo.value).startswith("Timeout")  # how pytest-timeout fails a test
+    # how pytest-timeout fails a test: pytest.fail("Timeout ..."), not an exception the learner could raise
+    return type(excinfo.value) is pytest.fail.Exception and exception_text(excinfo.value).startswith("Timeout")
 
 
 def _learner_message(item, excinfo) -> str:
     exc = excinfo.value
-    if isinstance(exc, (GradeFailure, SubmissionError)):
+    if type(exc) in (GradeFailure, SubmissionError) or isinstance(exc, SubmissionError):
         return str(exc)
-    text = str(exc)
+    text = exception_text(exc)
     if _timed_out(excinfo):
         timeout = item.config.getoption("timeout", None)
         return (
             f"your code did not finish within {timeout:g} s: look for a loop that never ends or a wait that never "
             "returns."
         )
-    if isinstance(exc, pytest.fail.Exception):
+    if type(exc) is pytest.fail.Exception:
         return text
     path = item.config.getoption("submission")
     return describe_exception(exc, str(Path(path).resolve()))
@@ -153,11 +166,19 @@ def pytest_collection_finish(session):
         from grader import instruments
 
         instruments.warm_up()
-        integrity.baseline = integrity.Baseline()
+        audit.guard_threads()
+        integrity.baseline = integrity.Baseline(check_modules={item.module for item in session.items})
+        audit.interpreter = audit.Interpreter()
+
+
+#: Exceptions that would end pytest's whole run (KeyboardInterrupt, pytest.exit's Exit) when learner code raises
+#: them: each fails its own check instead, and the judge fails the checks that never reported.
+_ENDS_THE_RUN = (KeyboardInterrupt, pytest.exit.Exception)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
+    _granted_skips.clear()
     outcome = yield
     if not _grading(item.config):
         return
@@ -165,6 +186,20 @@ def pytest_runtest_call(item):
         # A process the learner's code forked is back in the grader's code (its fork returned into the check,
         # or failed there, as in a fork loop stopped at the limit): it must not grade on as a second copy.
         _exit(0)
+    left = audit.interpreter.changes() if audit.interpreter is not None else []
+    if left:
+        audit.tainted = audit.message(left)
+        outcome.force_exception(GradeFailure(audit.tainted))
+        return
+    exc = outcome.excinfo[1] if outcome.excinfo is not None else None
+    if isinstance(exc, _ENDS_THE_RUN):
+        outcome.force_exception(GradeFailure(
+            f"your code raised {type(exc).__name__}, which would stop the whole grading run: a fix never raises it "
+            "(was it meant to end a loop?)."))
+    elif exc is not None and exception_text(exc).startswith("(a message"):
+        # pytest's own report would call str() on it and end the run with an internal error
+        outcome.force_exception(GradeFailure(describe_exception(exc, str(Path(item.config.getoption("submission"))
+                                                                          .resolve()))))
     if integrity.baseline is None:
         return
     changed = integrity.baseline.changed()
@@ -178,7 +213,14 @@ def pytest_runtest_makereport(item, call):
     if not _grading(item.config):
         return
     report = outcome.get_result()
-    if call.excinfo is not None and report.failed:
+    excinfo = call.excinfo
+    if report.skipped and not _skip_granted(item, call):
+        report.outcome = "failed"
+        report.longrepr = ("something your code raised skipped this check (pytest's Skipped, unittest.SkipTest or "
+                           "xfail): a check is skipped only by the grader, so this counts as failed.")
+        report.user_properties.append(("learner_message", report.longrepr))
+        excinfo = None
+    if excinfo is not None and report.failed:
         if _timed_out(call.excinfo):
             item.config._devcourse_stuck = True
         message = _learner_message(item, call.excinfo)
@@ -187,7 +229,26 @@ def pytest_runtest_makereport(item, call):
         trace = learner_trace(call.excinfo.value, str(Path(item.config.getoption("submission")).resolve()))
         if trace:  # the learner's own frames, for the front ends to show under the message
             report.user_properties.append(("learner_trace", trace))
-        _release_frames(call.excinfo.value)
+    # The outcome is sent now, before anything else runs: below, releasing the frames collects garbage, which
+    # runs finalizers (a learner object's __del__).
+    send = getattr(item.config, "_devcourse_send", None)
+    if send is not None and (report.when == "call" or report.failed or report.skipped):
+        send(_record(report))
+    if audit.tainted:
+        send and send({"stopped": audit.tainted})
+        _exit(0)  # nothing planted may run on: the judge fails the checks that never reported
+    if excinfo is not None and report.failed:
+        _release_frames(excinfo.value)
+
+
+def _skip_granted(item, call) -> bool:
+    """A skip counts when the grader raised it: a skip mark (set at collection, before learner code) on a check
+    skipped in its setup, or skip_leg() in the call."""
+    if call.when == "setup":
+        return item.get_closest_marker("skip") is not None
+    return call.excinfo is not None and any(call.excinfo.value is exc for exc in _granted_skips)
+
+
 
 
 def _release_frames(exc: BaseException | None) -> None:
@@ -204,29 +265,32 @@ def _release_frames(exc: BaseException | None) -> None:
 
 
 class ChannelReporter:
-    """Sends the check list, then one record per check as it finishes, through `send` (the grading worker's
-    private channel): a crash mid-run keeps the results before it. The list is sent before any learner code
-    has run, so the runner knows which results to expect and refuses any other."""
+    """Sends the check list, then one record per check as soon as its outcome is decided (by the plugin's
+    pytest_runtest_makereport), through `send` (the grading worker's private channel): a crash mid-run keeps the
+    results before it. The list is sent before any learner code has run, so the runner knows which results to
+    expect and refuses any other."""
 
     def __init__(self, send):
         self.send = send
 
+    def pytest_configure(self, config):
+        config._devcourse_send = self.send
+
     def pytest_collection_finish(self, session):
         self.send({"collected": [_check_and_leg(item.nodeid) for item in session.items]})
 
-    def pytest_runtest_logreport(self, report):
-        if report.when != "call" and not (report.failed or report.skipped):
-            return
-        check, leg = _check_and_leg(report.nodeid)
-        skip_reason = report.longrepr[2] if report.skipped and isinstance(report.longrepr, tuple) else ""
-        self.send({
-            "check": check,
-            "leg": leg,
-            "outcome": report.outcome,
-            "message": dict(report.user_properties).get("learner_message") or skip_reason.removeprefix("Skipped: "),
-            "trace": dict(report.user_properties).get("learner_trace") or [],
-            "seconds": round(report.duration, 3),
-        })
+
+def _record(report) -> dict:
+    check, leg = _check_and_leg(report.nodeid)
+    skip_reason = report.longrepr[2] if report.skipped and isinstance(report.longrepr, tuple) else ""
+    return {
+        "check": check,
+        "leg": leg,
+        "outcome": report.outcome,
+        "message": dict(report.user_properties).get("learner_message") or skip_reason.removeprefix("Skipped: "),
+        "trace": dict(report.user_properties).get("learner_trace") or [],
+        "seconds": round(report.duration, 3),
+    }
 
 
 def _check_and_leg(nodeid: str) -> tuple[str, str]:

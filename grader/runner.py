@@ -16,6 +16,9 @@ from grader import daemon, legs
 from grader.course import Exercise
 
 
+SIMULATOR_LIMIT = "the simulated accelerator cannot run"  # how grader.expect.running words such a skip
+
+
 @dataclass(frozen=True)
 class CheckResult:
     check: str
@@ -44,9 +47,15 @@ class Grade:
 
     @property
     def passed(self) -> bool:
-        """Every check that ran passed, and something ran on each kind of leg the exercise needs: a bug that
-        only shows on an accelerator is not passed by the CPU alone when every accelerator leg was skipped."""
-        return bool(self.ran) and not self.failures and not self.missing_legs()
+        """Every check that ran passed, something ran on each kind of leg the exercise needs (a bug that only
+        shows on an accelerator is not passed by the CPU alone when every accelerator leg was skipped), and no
+        check met a limit of the simulator: such a grade is incomplete on every machine, a GPU one too, so
+        that code which provokes a limit on purpose gains nothing, and the verdict does not depend on the host."""
+        return bool(self.ran) and not self.failures and not self.missing_legs() and not self.simulator_limits()
+
+    def simulator_limits(self) -> list[CheckResult]:
+        """Checks the simulator could not run (skipped by the grader, saying so)."""
+        return [r for r in self.results if r.outcome == "skipped" and r.message.startswith(SIMULATOR_LIMIT)]
 
     def missing_legs(self) -> list[str]:
         """Leg families of the exercise on which no check ran (all skipped, or none on this machine)."""

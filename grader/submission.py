@@ -3,11 +3,14 @@ broken (syntax error, crash at import, missing name) into a clear, learner-facin
 
 from __future__ import annotations
 
+import functools
 import traceback
 import types
 from pathlib import Path
 
-from grader import integrity
+from grader import integrity, learner_values
+
+_MISSING = object()
 
 
 class SubmissionError(Exception):
@@ -65,7 +68,31 @@ def learner_trace(exc: BaseException | None, filename: str) -> list[tuple[int, s
 
 def describe_exception(exc: BaseException, filename: str) -> str:
     """One line: the exception and where in the learner's file it came from."""
-    return f"{type(exc).__name__}: {exc}{_where(exc, filename)}"
+    return f"{_type_name(exc)}: {exception_text(exc)}{_where(exc, filename)}"
+
+
+def _type_name(exc: BaseException) -> str:
+    name = type.__dict__["__name__"].__get__(type(exc))  # not a name the learner's metaclass could make up
+    return name if type(name) is str else "an exception"
+
+
+def exception_text(exc: BaseException) -> str:
+    """str(exc), or a stand-in where the learner's exception class makes that raise."""
+    try:
+        text = str(exc)
+        return text if type(text) is str else "(a message that is not text)"
+    except BaseException:  # noqa: BLE001 - an exception whose __str__ raises must not end the grading
+        return "(a message that could not be shown)"
+
+
+def _verify_loaded(name: str) -> None:
+    """What the file's top level may not leave behind (grader.audit): checked before any check runs."""
+    from grader import audit
+
+    try:
+        audit.verify()
+    except audit.Tainted as exc:
+        raise SubmissionError(f"{name}, at its top level: {exc}") from None
 
 
 class Submission:
@@ -102,12 +129,30 @@ class Submission:
                 f"running {self.display_name} failed before any check could start: "
                 f"{describe_exception(exc, self.filename)}"
             ) from None
+        finally:
+            _verify_loaded(self.display_name)
         self.module = module
 
     def __getattr__(self, name: str):
         try:
-            return getattr(self.__dict__["module"], name)
+            found = getattr(self.__dict__["module"], name)
         except (KeyError, AttributeError):
+            found = _MISSING
+        if type(found) is types.FunctionType:  # what a check calls: its results are vetted (grader.learner_values)
+            return _vetting(found, name)
+        if found is _MISSING:
             raise SubmissionError(
-                f"{self.display_name} defines no `{name}`; the exercise asks for it (was it renamed or deleted?)."
-            ) from None
+                f"{self.display_name} defines no `{name}`; the exercise asks for it (was it renamed or deleted?).")
+        return found
+
+
+def _vetting(function, name: str):
+    """`function`, whose every return value is vetted before a check reads it."""
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        result = function(*args, **kwargs)
+        try:
+            return learner_values.vetted(result, f"the value {name}() returned")
+        except learner_values.UntrustedValue as exc:
+            raise SubmissionError(str(exc)) from None
+    return call

@@ -48,6 +48,7 @@ from grader import legs, limits
 _exit = os._exit
 _write = os.write
 _fork = getattr(os, "fork", None)
+_dumps = json.dumps
 
 FAMILIES = ("real", "sim")
 IDLE_SECONDS = float(os.environ.get("DEVCOURSE_IDLE_SECONDS", 15 * 60))
@@ -129,7 +130,7 @@ def _run(job: dict, wfd: int, token: str, exit_code: int) -> None:
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # the plugins a grader needs are passed explicitly
 
     def send(record: dict) -> None:
-        data = (json.dumps({**record, "token": token}) + "\n").encode()
+        data = (_dumps({**record, "token": token}) + "\n").encode()
         while data:
             data = data[_write(wfd, data):]
 
@@ -447,9 +448,12 @@ def _become_subreaper() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 
 
+OUTCOMES = ("passed", "failed", "skipped")
+
+
 def judge(lines, token, exit_code, status, stopped, leftovers, tail, job) -> dict:
     """The results of one job, from what the zygote itself can vouch for."""
-    collected, results, seen, forged, end, error = None, [], set(), 0, None, None
+    collected, results, seen, forged, end, error, stopped_why = None, [], set(), 0, None, None, None
     for line in lines:
         try:
             rec = json.loads(line)
@@ -469,9 +473,11 @@ def judge(lines, token, exit_code, status, stopped, leftovers, tail, job) -> dic
             end = rec["end"]
         elif "error" in rec:
             error = rec["error"]
+        elif "stopped" in rec:
+            stopped_why = str(rec["stopped"])
         else:
             key = (rec.get("check"), rec.get("leg"))
-            if key not in collected or key in seen:
+            if key not in collected or key in seen or rec.get("outcome") not in OUTCOMES:
                 forged += 1
             else:
                 seen.add(key)
@@ -486,12 +492,22 @@ def judge(lines, token, exit_code, status, stopped, leftovers, tail, job) -> dic
         problems.append(stopped)
     elif collected is None:
         problems.append(f"the grader could not run: {error or ''}\n{_last_lines(tail)}".strip())
+    elif stopped_why:
+        pass  # said by the check that found it; the checks after it are failed below
     elif code is not None and code < 0:
         problems.append(f"the process running your code was killed by signal {-code} (a crash in native code, or "
                         "too much memory?)")
     elif end is None or code != exit_code:
         problems.append(f"your code ended the grading process after {len(seen)} of {len(collected)} checks "
                         "(does it call exit()?)")
+    # Every listed check reports once, or it is a failure: whatever ended the run early (an exception that
+    # stops pytest, a crash, a check that found planted code) passes nothing it did not run.
+    why = ("the grading stopped at an earlier check, which says why" if stopped_why
+           else "the grading run ended before it" if problems or end is None or code != exit_code
+           else "the grading run skipped it (something your code did ended pytest's run early)")
+    results += [{"check": check, "leg": leg, "outcome": "failed", "seconds": 0, "trace": [],
+                 "message": f"this check never reported a result: {why}."}
+                for check, leg in sorted(collected or ()) if (check, leg) not in seen]
     if leftovers:
         problems.append(f"your code left {leftovers} process(es) running after its checks; they were stopped. "
                         "Wait for (join) every process you start.")
