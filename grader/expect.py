@@ -13,7 +13,7 @@ import torch
 
 from grader import audit, integrity, learner_values, limits
 from grader.instruments import Measurement, measure  # noqa: F401 (graders import them from here)
-from grader.submission import Submission, SubmissionError, describe_exception
+from grader.submission import Submission, SubmissionError, describe_exception, exception_text
 
 
 class GradeFailure(AssertionError):
@@ -71,6 +71,8 @@ def running(what: str, submission: Submission, explain_device_error: str | None 
         raise
     except Exception as exc:
         _verify_after_call()
+        if exception_text(exc).startswith("(a message"):  # its __str__ raises: nothing below may call it
+            raise GradeFailure(f"{what} raised {describe_exception(exc, submission.filename)}") from None
         limit = simulator_limit(exc)
         if limit:  # said in the report; a grade with such a skip is not passed (Grade.passed), on every machine
             from grader.plugin import skip_leg

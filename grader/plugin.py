@@ -182,6 +182,7 @@ def pytest_runtest_call(item):
     outcome = yield
     if not _grading(item.config):
         return
+    _stop_the_timeout_alarm()
     if os.getpid() != item.config._devcourse_pid:
         # A process the learner's code forked is back in the grader's code (its fork returned into the check,
         # or failed there, as in a fork loop stopped at the limit): it must not grade on as a second copy.
@@ -239,6 +240,16 @@ def pytest_runtest_makereport(item, call):
         _exit(0)  # nothing planted may run on: the judge fails the checks that never reported
     if excinfo is not None and report.failed:
         _release_frames(excinfo.value)
+
+
+def _stop_the_timeout_alarm() -> None:
+    """The learner's part of the check is over: pytest-timeout's alarm (SIGALRM) must not go off in the grader's
+    own hooks, where its exception would end pytest's whole run instead of failing the check. The zygote still
+    stops a worker that overruns (grader.workers)."""
+    import signal
+
+    if hasattr(signal, "setitimer"):
+        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def _skip_granted(item, call) -> bool:

@@ -501,13 +501,16 @@ def judge(lines, token, exit_code, status, stopped, leftovers, tail, job) -> dic
         problems.append(f"your code ended the grading process after {len(seen)} of {len(collected)} checks "
                         "(does it call exit()?)")
     # Every listed check reports once, or it is a failure: whatever ended the run early (an exception that
-    # stops pytest, a crash, a check that found planted code) passes nothing it did not run.
-    why = ("the grading stopped at an earlier check, which says why" if stopped_why
-           else "the grading run ended before it" if problems or end is None or code != exit_code
-           else "the grading run skipped it (something your code did ended pytest's run early)")
-    results += [{"check": check, "leg": leg, "outcome": "failed", "seconds": 0, "trace": [],
-                 "message": f"this check never reported a result: {why}."}
-                for check, leg in sorted(collected or ()) if (check, leg) not in seen]
+    # stops pytest, a crash, a check that found planted code) passes nothing it did not run. Where the process
+    # itself failed, its one message names them; else each is a failed check of its own.
+    unreported = [key for key in sorted(collected or ()) if key not in seen]
+    if unreported and problems:
+        problems[0] += f" ({len(unreported)} of {len(collected)} checks never reported a result)"
+    elif unreported:
+        why = ("the grading stopped at an earlier check, which says why" if stopped_why
+               else "the grading run ended early (something your code did stopped pytest)")
+        results += [{"check": check, "leg": leg, "outcome": "failed", "seconds": 0, "trace": [],
+                     "message": f"this check never reported a result: {why}."} for check, leg in unreported]
     if leftovers:
         problems.append(f"your code left {leftovers} process(es) running after its checks; they were stopped. "
                         "Wait for (join) every process you start.")

@@ -174,8 +174,10 @@ def test_a_loop_that_starts_processes(tmp_path):
                 os.fork()
     """)
     text = messages(g)
-    # Which process hits the limit first is a race: either the limit is named or what was left is counted.
-    assert f"more than {integrity.MAX_PROCESSES} processes" in text or "process(es) running" in text, text
+    # Which process hits the limit first is a race: either the limit is named or what was left is counted; on a
+    # loaded machine the 64 forks of a process holding torch can outlast the check's time limit instead.
+    assert (f"more than {integrity.MAX_PROCESSES} processes" in text or "process(es) running" in text
+            or "did not finish within" in text), text
     assert grade(tmp_path, "masked_mean = _right\n").passed  # and the grader is none the worse
 
 
