@@ -286,3 +286,123 @@ def test_a_stopped_grading_fails_the_rest_with_the_reason_given_once():
     assert [r["outcome"] for r in results] == ["failed", "failed"]
     assert "earlier check" in results[1]["message"]
     assert not any("ended the grading process" in r["message"] for r in results)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What learner code may leave behind (grader.audit), in this process: the scan refuses most of these
+# constructs before a file runs, so the run-time layer is tried here on its own
+# ---------------------------------------------------------------------------------------------------------
+@pytest.fixture
+def interpreter():
+    from grader import audit
+
+    return audit.Interpreter()
+
+
+def test_a_clean_interpreter_has_nothing_to_say(interpreter):
+    assert interpreter.changes() == []
+
+
+def test_a_trace_and_a_profile_function(interpreter):
+    import sys
+
+    sys.settrace(lambda *a: None)
+    try:
+        assert any("trace function" in c for c in interpreter.changes())
+    finally:
+        sys.settrace(None)
+    sys.setprofile(lambda *a: None)
+    try:
+        assert any("profile function" in c for c in interpreter.changes())
+    finally:
+        sys.setprofile(None)
+
+
+def test_a_gc_callback_and_a_signal_handler(interpreter):
+    import gc
+    import signal
+
+    def callback(phase, info):
+        pass
+
+    gc.callbacks.append(callback)
+    try:
+        assert any("gc.callbacks" in c for c in interpreter.changes())
+    finally:
+        gc.callbacks.remove(callback)
+    before = signal.signal(signal.SIGUSR1, lambda *a: None)
+    try:
+        assert any("SIGUSR1" in c for c in interpreter.changes())
+    finally:
+        signal.signal(signal.SIGUSR1, before)
+    assert interpreter.changes() == []
+
+
+def test_a_torch_function_mode_left_on_the_stack(interpreter):
+    from torch.overrides import TorchFunctionMode
+
+    class Agree(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    mode = Agree()
+    mode.__enter__()
+    try:
+        assert any("function mode active (Agree)" in c for c in interpreter.changes())
+    finally:
+        mode.__exit__(None, None, None)
+    assert interpreter.changes() == []
+
+
+def test_the_recursion_limit_is_put_back(interpreter):
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + 7)
+    assert any("recursion limit" in c for c in interpreter.changes())
+    assert sys.getrecursionlimit() == limit
+
+
+GUARDED_THREADS = """
+import sys, threading
+from grader import audit
+
+audit.interpreter = audit.Interpreter()
+audit.guard_threads()
+learner = {}
+exec(compile("import threading\\ndef start(target):\\n    threading.Thread(target=target).start()\\n", LEARNER, "exec"),
+     learner)
+try:
+    learner["start"](lambda: None)
+    print("started")
+except audit.ThreadRefused as exc:
+    print("refused:", exc)
+# a thread that started some other way, running the learner's code, is found when the call returns
+import _thread
+stop = threading.Event()
+exec(compile("def loop(stop):\\n    stop.wait(30)\\n", LEARNER, "exec"), learner)
+_thread.start_new_thread(learner["loop"], (stop,))
+import time
+time.sleep(0.2)
+print("changes:", audit.interpreter.changes())
+stop.set()
+# torch's own threads go on: a DataLoader that pins starts its pin-memory thread from torch's code
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+exec(compile("def batches(loader):\\n    return [b for b in loader]\\n", LEARNER, "exec"), learner)
+loader = DataLoader(TensorDataset(torch.ones(8, 2)), batch_size=4, num_workers=1)
+print("batches:", len(learner["batches"](loader)))
+"""
+
+
+def test_threads_of_the_learner_are_refused_and_found(tmp_path):
+    import subprocess
+    import sys
+
+    # code compiled under a path outside torch, the grader and the standard library stands for the learner's
+    script = GUARDED_THREADS.replace("LEARNER", repr(str(tmp_path / "attempt.py")))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "refused: the grader does not let your code start threads" in out.stdout
+    assert "left a thread running" in out.stdout.split("changes:")[1]
+    assert "batches: 2" in out.stdout
