@@ -9,6 +9,7 @@
 # Usage: tools/on_gpu.sh OUTDIR [STEP ...]   (default: every step; run from the repository root with the
 # Python that has torch as python3). Copy OUTDIR's files into the repo as they are.
 # ONLY="exercise ..." tools/on_gpu.sh OUTDIR verdicts: regrade those exercises only, into the committed tables.
+# PAGES="memory data-loading ..." tools/on_gpu.sh OUTDIR book: record those pages only (the others keep their records).
 # TABLES="every" or "one" (default both): the verdict table with every GPU visible, or with one, so that the two
 # can be recorded in two calls when one call's time limit is too short for both.
 # Missing packages can come as wheels in .whl/: they go to /tmp/site, appended to sys.path by a .pth file so
@@ -60,11 +61,14 @@ if want book; then
   # Pages that need several GPUs (book/_ext/recording_rules.py) see them all; the others see one, as a reader's
   # single-GPU machine would. The recorder refuses a page on a machine with fewer GPUs than it needs.
   list_pages='import sys; sys.path.insert(0, "book/_ext"); import record, recording_rules as r
-print(" ".join(str(p.relative_to(record.ROOT)) for p in record.toc_pages() if (r.gpus_needed(p.stem) > 1) == (sys.argv[1] == "multi")))'
-  single=$(python3 -c "$list_pages" single)
-  multi=$(python3 -c "$list_pages" multi)
-  CUDA_VISIBLE_DEVICES=0 timeout 540 python3 book/_ext/record.py $single > "$out/record.log" 2>&1
-  timeout 180 python3 book/_ext/record.py $multi >> "$out/record.log" 2>&1   # with every GPU visible
+wanted = sys.argv[2].split()  # PAGES, or every page
+print(" ".join(str(p.relative_to(record.ROOT)) for p in record.toc_pages()
+               if (r.gpus_needed(p.stem) > 1) == (sys.argv[1] == "multi") and (not wanted or p.stem in wanted)))'
+  single=$(python3 -c "$list_pages" single "${PAGES:-}")
+  multi=$(python3 -c "$list_pages" multi "${PAGES:-}")
+  : > "$out/record.log"
+  [ -n "$single" ] && CUDA_VISIBLE_DEVICES=0 timeout 540 python3 book/_ext/record.py $single >> "$out/record.log" 2>&1
+  [ -n "$multi" ] && timeout 180 python3 book/_ext/record.py $multi >> "$out/record.log" 2>&1   # with every GPU visible
   # The book's record checks (digest, machine, GPU count, tracebacks, glued values, keys) on what was just written.
   python3 -m pytest tests/book/test_records.py tests/book/test_pages.py -k "not runs_on_the_cpu" -q -p no:cacheprovider \
     -o addopts= > "$out/record_check.log" 2>&1

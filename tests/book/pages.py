@@ -28,3 +28,11 @@ def how_to_record(page) -> str:
     gpus = recording_rules.gpus_needed(page.stem)
     return (f"record it on a machine with {gpus} GPU(s): python book/_ext/record.py "
             f"{page.relative_to(record.ROOT)} (tools/on_gpu.sh records every page)")
+
+
+def current_records(page) -> list[tuple]:
+    """(cell, recorded cell or None) for each code cell of the page as it is now: a cell whose code (or the
+    code of a cell before it) changed since the recording gets None."""
+    cells = record.code_cells(record.read_markdown_notebook(page.read_text()))
+    by_key = {c["key"]: c for c in stored_record(page)["cells"]}
+    return [(c, by_key.get(k)) for c, k in zip(cells, record.cell_keys([c.source for c in cells]))]

@@ -33,6 +33,8 @@ ALLOWED = {
     ("data-loading", "4 KiB"): "a size the measuring cell sets",
     ("data-loading", "4 MiB"): "a size the measuring cell sets",
     ("data-loading", "256 MiB"): "a size the measuring cell sets",
+    ("data-loading", "64 MiB"): "a size the measuring cell sets",
+    ("moving-tensors", "64 MiB"): "the size of the tensor the measuring cell converts",
     ("device-mismatch", "one to two orders of magnitude"): "general PCIe-versus-GPU-memory figure",
     ("asynchrony", "0.2 ms"): "exercise data (a colleague's claim to be judged)",
     ("asynchrony", "300 times"): "exercise data (a colleague's claim to be judged)",

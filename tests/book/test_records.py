@@ -10,18 +10,11 @@ import re
 
 import pytest
 
-from tests.book.pages import CODE_PAGES, how_to_record, record, record_digest, recording_rules, stored_record
+from tests.book.pages import CODE_PAGES, current_records, how_to_record, record_digest, recording_rules, stored_record
 
 IDS = [p.stem for p in CODE_PAGES]
 MACHINE_FIELDS = ("gpus", "driver", "torch", "date")
 GLUE_ROLE = re.compile(r"\{glue(?::\w+)?\}`([^`:]+)")
-
-
-def current_records(page) -> list[tuple]:
-    """(cell, recorded cell or None) for each code cell of the page as it is now."""
-    cells = record.code_cells(record.read_markdown_notebook(page.read_text()))
-    by_key = {c["key"]: c for c in stored_record(page)["cells"]}
-    return [(c, by_key.get(k)) for c, k in zip(cells, record.cell_keys([c.source for c in cells]))]
 
 
 @pytest.mark.parametrize("page", CODE_PAGES, ids=IDS)
