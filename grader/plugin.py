@@ -46,6 +46,8 @@ def pytest_addoption(parser):
         help="device legs: real (default: cpu and every accelerator), accelerators, cpu, cuda, cuda:N, mps, "
         "or sim (the simulated accelerator, alone in its process); comma-separated",
     )
+    group.addoption("--cpu-timeout", type=float, default=None,
+                    help="seconds of CPU time each check may take (pytest-timeout's --timeout then limits the clock)")
 
 
 def _limit_device_memory(legs: list[str]) -> None:
@@ -71,6 +73,10 @@ def pytest_configure(config):
     if not _grading(config):
         return
     config._devcourse_pid = os.getpid()
+    if config.getoption("cpu_timeout", None):
+        import signal
+
+        signal.signal(signal.SIGPROF, _cpu_alarm)  # before the baseline: the grader's own handler
     try:
         config._devcourse_legs = legs_mod.parse(config.getoption("device"))
     except legs_mod.LegError as exc:
@@ -137,6 +143,23 @@ def _timed_out(excinfo) -> bool:
     return type(excinfo.value) is pytest.fail.Exception and exception_text(excinfo.value).startswith("Timeout")
 
 
+def _cpu_alarm(signum, frame):
+    pytest.fail(f"Timeout: more than {_cpu_limit[0]:g} s of CPU time", pytrace=False)
+
+
+_cpu_limit = [0.0]
+
+
+def _arm_cpu_limit(config) -> None:
+    """Each check may spend --cpu-timeout seconds of CPU time (grader.limits says why CPU and not the clock)."""
+    import signal
+
+    seconds = config.getoption("cpu_timeout", None)
+    if seconds and hasattr(signal, "setitimer"):
+        _cpu_limit[0] = seconds
+        signal.setitimer(signal.ITIMER_PROF, seconds)
+
+
 def _learner_message(item, excinfo) -> str:
     exc = excinfo.value
     if type(exc) in (GradeFailure, SubmissionError) or isinstance(exc, SubmissionError):
@@ -144,9 +167,13 @@ def _learner_message(item, excinfo) -> str:
     text = exception_text(exc)
     if _timed_out(excinfo):
         timeout = item.config.getoption("timeout", None)
+        cpu = item.config.getoption("cpu_timeout", None)
+        if cpu and "CPU time" not in text:  # the clock's limit: a wait that burned no CPU
+            return (f"your code did not finish within {cpu:g} s of work, nor in {timeout:g} s on the clock: look "
+                    "for a wait that never returns (a lock, a queue, a process that never ends).")
         return (
-            f"your code did not finish within {timeout:g} s: look for a loop that never ends or a wait that never "
-            "returns."
+            f"your code did not finish within {cpu or timeout:g} s: look for a loop that never ends or a wait that "
+            "never returns."
         )
     if type(exc) is pytest.fail.Exception:
         return text
@@ -158,6 +185,14 @@ def pytest_runtest_setup(item):
     # One endless loop is enough to know: the remaining checks fail at once instead of each timing out.
     if _grading(item.config) and getattr(item.config, "_devcourse_stuck", False):
         pytest.fail("not tried: an earlier check never finished.", pytrace=False)
+    if _grading(item.config):
+        _arm_cpu_limit(item.config)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item):
+    if _grading(item.config):
+        _disarm_cpu_limit()  # a setup that failed left it armed
 
 
 def pytest_collection_finish(session):
@@ -250,6 +285,14 @@ def _stop_the_timeout_alarm() -> None:
 
     if hasattr(signal, "setitimer"):
         signal.setitimer(signal.ITIMER_REAL, 0)
+    _disarm_cpu_limit()
+
+
+def _disarm_cpu_limit() -> None:
+    import signal
+
+    if hasattr(signal, "setitimer"):
+        signal.setitimer(signal.ITIMER_PROF, 0)
 
 
 def _skip_granted(item, call) -> bool:

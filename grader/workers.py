@@ -52,7 +52,7 @@ _dumps = json.dumps
 
 FAMILIES = ("real", "sim")
 IDLE_SECONDS = float(os.environ.get("DEVCOURSE_IDLE_SECONDS", 15 * 60))
-GRACE_SECONDS = 5.0  # after a check's own timeout, before the worker is killed
+GRACE_SECONDS = 5.0  # after a check's own limit on the clock (limits.wall_limit), before the worker is killed
 OUTPUT_TAIL = 4000  # characters of a worker's own output kept, to explain a grader that could not run
 # Built-in pytest plugins a grading run has no use for (no grader uses their fixtures or options); each costs
 # time in every worker: unraisableexception a few full garbage collections, logging a handler around each
@@ -94,7 +94,8 @@ def _pytest_args(job: dict) -> list[str]:
     return [
         job["grader"], *(f"-pno:{name}" for name in UNUSED_PYTEST_PLUGINS), "--assert=plain", "-c", os.devnull,
         "--rootdir",
-        str(Path(job["grader"]).parent), f"--timeout={job['timeout']}", "--submission", job["submission"],
+        str(Path(job["grader"]).parent), f"--timeout={limits.wall_limit(job['timeout'])}",
+        f"--cpu-timeout={job['timeout']}", "--submission", job["submission"],
         "--device", job["spec"], "-q", "--no-header", "-o", "addopts=",
     ]
 
@@ -355,7 +356,7 @@ class Zygote:
             spare, self.spare = self.spare, Spare(self.family)
             rfd, ofd, pid = spare.rfd, os.dup(spare.out_fd), spare.start(job, token, exit_code)
         try:
-            lines, output, status, stopped = self._collect(pid, rfd, ofd, float(job["timeout"]))
+            lines, output, status, stopped = self._collect(pid, rfd, ofd, limits.wall_limit(float(job["timeout"])))
         finally:
             os.close(rfd)
             os.close(ofd)

@@ -13,7 +13,7 @@ import types
 import pytest
 import torch
 
-from grader import course, expect, instruments, integrity, legs, plugin, runner
+from grader import audit, course, expect, instruments, integrity, legs, plugin, runner
 from grader.expect import GradeFailure
 from grader.submission import Submission, SubmissionError, describe_exception, learner_trace, source_of
 
@@ -837,6 +837,10 @@ def test_plain():
 def run_grader(pytester, monkeypatch):
     pytester.makepyfile(test_g=GRADER)
     monkeypatch.setattr(integrity, "baseline", None)
+    # A grading worker refuses threads its learner code starts and stops at planted hooks: not this test process.
+    monkeypatch.setattr(audit, "guard_threads", lambda: None)
+    monkeypatch.setattr(audit, "interpreter", None)
+    monkeypatch.setattr(audit, "tainted", None)
     # The outer pytest's assertion hooks change under the inner run: guard the grader alone (and torch).
     monkeypatch.setattr(integrity, "GUARDED_PREFIXES", ("grader",))
     from grader import simulated
@@ -905,6 +909,20 @@ def test_plugin_stuck_check_stops_the_rest(run_grader):
                                     "that never returns.")
     assert [r["check"] for r in failed] == ["test_double", "test_plain"]
     assert failed[1]["message"] == "not tried: an earlier check never finished."
+
+
+def test_plugin_time_limit_counts_cpu_time_not_the_clock(run_grader):
+    # A check may take --cpu-timeout seconds of CPU time: sleeping (no CPU) for longer passes, however busy the
+    # machine; a loop that computes is stopped; a wait that never ends is stopped by the clock's --timeout.
+    sleeps = "import time\ndef double(x):\n    time.sleep(1.5)\n    return x * 2\n"
+    _, records = run_grader(sleeps, "--device", "cpu", "--cpu-timeout", "1", "--timeout", "60", "-k", "test_double")
+    assert [r["outcome"] for r in records[1:]] == ["passed"], records
+    _, records = run_grader("def double(x):\n    while True:\n        pass\n", "--device", "cpu", "--cpu-timeout",
+                            "1", "--timeout", "600", "-k", "test_double")
+    assert records[1]["message"].startswith("your code did not finish within 1 s: look for a loop"), records
+    waits = "import threading\ndef double(x):\n    threading.Event().wait()\n"
+    _, records = run_grader(waits, "--device", "cpu", "--cpu-timeout", "1", "--timeout", "2", "-k", "test_double")
+    assert "nor in 2 s on the clock" in records[1]["message"], records
 
 
 def test_plugin_options(run_grader, pytester, monkeypatch):
