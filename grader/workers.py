@@ -475,7 +475,7 @@ def judge(lines, token, exit_code, status, stopped, leftovers, tail, job) -> dic
                 forged += 1
             else:
                 seen.add(key)
-                results.append({k: rec.get(k) for k in ("check", "leg", "outcome", "message", "seconds", "trace")})
+                results.append({k: rec.get(k) for k in ("check", "leg", "outcome", "message", "seconds", "trace", "output")})
     spec = job["spec"]
     problems = []
     code = os.waitstatus_to_exitcode(status) if status is not None else None
