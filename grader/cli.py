@@ -30,7 +30,10 @@ from grader.classroom import cli as classroom_cli
 from grader.progress import Progress
 from grader.targets import UsageError, exercise  # noqa: F401 - grader.watch uses them through this module
 
-console = Console(highlight=False, soft_wrap=True)  # long messages: let the terminal wrap them
+console = Console(highlight=False)
+# A terminal gets long lines wrapped at words (the terminal itself would cut them mid-word, "sim:" then "1");
+# piped output keeps each message on one line, for the reader's window and for grep.
+console.soft_wrap = not console.is_terminal
 
 
 def _say(text: str, style: str = "") -> None:
@@ -189,10 +192,11 @@ def cmd_hint(args) -> int:
     return 0
 
 
-def hint_text(ex: course.Exercise, n: int) -> Text:
+def hint_text(ex: course.Exercise, n: int, more: str | None = None) -> Text:
+    """Hint N; `more` says how to get the next one (watch mode: a key)."""
     text = Text.assemble((f"Hint {n} of {len(ex.hints)}", "bold"), f" for {ex.name}: {ex.hints[n - 1]}")
     if n < len(ex.hints):
-        text.append(f"\nMore: devcourse hint {ex.name} (next: hint {n + 1})", style="dim")
+        text.append(f"\nMore: {more or f'devcourse hint {ex.name}'} (next: hint {n + 1})", style="dim")
     return text
 
 
