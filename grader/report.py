@@ -62,15 +62,22 @@ def columns(grade: Grade) -> list[str]:
     legs = {r.leg for r in grade.results if r.check != PROCESS_CHECK}
     if any("+" in leg for leg in legs):
         legs.discard("pair")
-    if not legs:
-        legs = {r.leg for r in grade.results}
+    if not legs:  # no check reported: the devices the grading processes stand for
+        legs = {leg for r in grade.results for leg in PROCESS_LEGS.get(r.leg, [r.leg])}
     return sorted(legs, key=_leg_order)
+
+
+#: The devices a grading process's --device value stands for when none of its checks reported (on a GPU
+#: machine "real" also grades the GPUs, but which ones is known only from results).
+PROCESS_LEGS = {"real": ["cpu"], "cpu": ["cpu"], "sim": ["sim:0", "sim:1"]}
 
 
 def _process_columns(spec: str, cols: list[str]) -> list[str]:
     sim = [c for c in cols if c.startswith("sim")]
     if spec in cols:
         return [spec]
+    if spec == "cpu" and "cpu" in cols:
+        return ["cpu"]
     return sim if spec.startswith("sim") else [c for c in cols if not c.startswith("sim")] or cols
 
 
@@ -146,7 +153,7 @@ def skip_reasons(grade: Grade) -> list[str]:
 
 
 def machine_note(grade: Grade) -> str | None:
-    ran = grade.legs()
+    ran = {r.leg for r in grade.ran if r.check != PROCESS_CHECK}
     if any(leg.startswith("sim") for leg in ran) and not any(leg.startswith(("cuda", "mps")) for leg in ran):
         return ("no GPU on this machine: there is no cuda or mps column; the simulated accelerator (sim:0, sim:1) "
                 "checks the same placement rules.")
@@ -248,11 +255,12 @@ def why_not_passed(grade: Grade) -> list[str]:
     reasons = []
     if failed:
         reasons.append(f"{len(failed)} of {len(checks)} checks failed")
-    if any(r.check == PROCESS_CHECK for r in grade.failures):
+    process = any(r.check == PROCESS_CHECK for r in grade.failures)
+    if process:
         reasons.append("the grading process had a problem (see above)")
     if not grade.ran:
         reasons.append("no check could run on this machine")
-    elif not failed and grade.missing_legs():
+    elif not failed and not process and grade.missing_legs():
         where = " or ".join("an accelerator" if f == "accelerator" else "the CPU" for f in grade.missing_legs())
         reasons.append(f"no check ran on {where} (skipped: see the notes above), so the device bug is not "
                        "ruled out")
