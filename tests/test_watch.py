@@ -87,3 +87,29 @@ def test_watch_sees_a_deleted_file_restored(folder):
     assert devcourse(folder, "reset", "masked_mean").returncode == 0
     child.expect("does not pass yet")
     quit_(child)
+
+
+def test_q_quits_at_once_while_a_check_runs_and_hints_name_the_key(folder):
+    exercise_file(folder, "masked_mean").write_text(
+        "def masked_mean(x, lengths):\n    while True:\n        pass\n")
+    child = watch(folder, "masked_mean", "--timeout", "20")
+    child.expect("q quits at once")
+    child.send("h")
+    child.expect("Hint 1 of")
+    child.expect(r"More: press h again \(next: hint 2\)")
+    child.send("n")
+    child.expect("The check is still running")
+    child.send("q")
+    child.expect("Bye", timeout=60)
+    assert "did not finish within" not in child.before  # it quit without waiting for the check's result
+    child.expect(pexpect.EOF, timeout=60)
+    child.close()
+    assert child.exitstatus == 0
+    assert "devcourse hint" not in child.before
+
+
+def test_a_failing_check_in_watch_says_the_hint_key(folder):
+    child = watch(folder, "masked_mean")
+    child.expect("does not pass yet")
+    child.expect("Stuck\\? press h for a hint")
+    quit_(child)
