@@ -113,3 +113,34 @@ def test_a_failing_check_in_watch_says_the_hint_key(folder):
     child.expect("does not pass yet")
     child.expect("Stuck\\? press h for a hint")
     quit_(child)
+
+
+def _still_beating(beat, wait: float = 60) -> bool:
+    """Whether `beat` still changes after `wait` seconds at most: once two looks a second apart agree, no."""
+    import time
+
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        before = beat.read_text() if beat.exists() else ""
+        time.sleep(1)
+        if (beat.read_text() if beat.exists() else "") == before:
+            return False
+    return True
+
+
+def test_q_stops_the_running_check_too(folder, tmp_path):
+    beat = tmp_path / "beat"
+    exercise_file(folder, "masked_mean").write_text(
+        f"import itertools, time\n\ndef masked_mean(x, lengths):\n    for i in itertools.count():\n"
+        f"        open({str(beat)!r}, 'w').write(str(i))\n        time.sleep(0.05)\n")
+    child = watch(folder, "masked_mean", "--timeout", "300")  # left alone, it would run five minutes
+    child.expect("q quits at once")
+    for _ in range(600):
+        if beat.exists():
+            break
+        child.expect(pexpect.TIMEOUT, timeout=0.1)
+    assert beat.exists(), "the check never started"
+    child.send("q")
+    child.expect("Bye")
+    child.expect(pexpect.EOF)
+    assert not _still_beating(beat), "the abandoned check still runs"
