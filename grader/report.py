@@ -304,7 +304,7 @@ def grade_json(grade: Grade, file_shown: str | None = None) -> dict:
         "results": [{"check": r.check, "leg": r.leg, "outcome": r.outcome, "message": r.message,
                      "output": r.output, "trace": [{"line": ln, "function": fn, "code": code} for ln, fn, code in r.trace]}
                     for r in grade.results],
-        "failures": [{"message": f.message, "checks": f.checks, "legs": f.legs,
+        "failures": [{"message": f.message, "messages": f.messages, "checks": f.checks, "legs": f.legs,
                       "trace": [{"line": ln, "function": fn, "code": code} for ln, fn, code in f.trace]}
                      for f in failures(grade)],
     }

@@ -199,6 +199,9 @@ def test_a_failure_grouped_over_devices_names_each_ones_device(folder):
     assert "on sim:0: masked_mean(x, lengths) with both on sim:0 raised" in out.stdout
     assert "(the same on sim:1, each with its own device in the message)" in out.stdout
     assert "keeps the inputs' dtype" in out.stdout  # the possessive survives the function name
+    failure = json.loads(devcourse(folder, "check", "masked_mean", "--json").stdout)["failures"][0]
+    assert {leg: f"with both on {leg} raised" in text for leg, text in failure["messages"].items()} == {
+        "sim:0": True, "sim:1": True}
 
 
 def test_a_grading_process_problem_is_not_a_check(folder):
