@@ -105,7 +105,10 @@ class Progress:
         `make_current`: the exercise becomes the current one (not for check --all, which picks it after)."""
         entry = self.entry(ex.name)
         fields = {"checks": entry.get("checks", 0) + 1, "last_check": time.strftime("%Y-%m-%dT%H:%M:%S")}
-        fields.update(status=DONE, passed_once=True) if passed else fields.update(status=FAILING)
+        if passed:
+            fields.update(status=DONE, passed_once=True)
+        else:
+            fields.update(status=FAILING)
         if make_current:
             self.data["current"] = ex.name
         self._update(ex.name, **fields)

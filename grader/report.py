@@ -301,8 +301,8 @@ def grade_json(grade: Grade, file_shown: str | None = None) -> dict:
         "passed": grade.passed,
         "points": grade.exercise.points if grade.passed else 0,
         "legs": grade.legs(),
-        "results": [{"check": r.check, "leg": r.leg, "outcome": r.outcome, "message": r.message,
-                     "output": r.output, "trace": [{"line": ln, "function": fn, "code": code} for ln, fn, code in r.trace]}
+        "results": [{"check": r.check, "leg": r.leg, "outcome": r.outcome, "message": r.message, "output": r.output,
+                     "trace": [{"line": ln, "function": fn, "code": code} for ln, fn, code in r.trace]}
                     for r in grade.results],
         "failures": [{"message": f.message, "messages": f.messages, "checks": f.checks, "legs": f.legs,
                       "trace": [{"line": ln, "function": fn, "code": code} for ln, fn, code in f.trace]}

@@ -184,7 +184,8 @@ def test_what_the_code_printed_is_shown_on_failure(folder):
 ], ids=["100 MB printed", "MemoryError"])
 def test_a_limit_is_named(folder, body, phrases):
     exercise_file(folder, "noise_batch").write_text(
-        f"import torch\n\ndef make_noise_batch(b, f, device):\n    {body}\n    return torch.randn(b, f, device=device)\n")
+        "import torch\n\ndef make_noise_batch(b, f, device):\n"
+        f"    {body}\n    return torch.randn(b, f, device=device)\n")
     out = devcourse(folder, "check", "noise_batch")
     assert out.returncode == 1
     for phrase in phrases:
@@ -212,7 +213,8 @@ def test_a_grading_process_problem_is_not_a_check(folder):
     assert "(grader process)" not in out.stdout and "FAILED on" not in out.stdout
     assert "PROBLEM in the grading process of cpu" in out.stdout
     assert "PROBLEM in the grading process of sim:0, sim:1" in out.stdout
-    assert headline(out.stdout) == "FAILED: noise_batch does not pass yet: the grading process had a problem (see above)."
+    assert headline(out.stdout) == ("FAILED: noise_batch does not pass yet: the grading process had a problem "
+                                    "(see above).")
 
 
 def test_an_unknown_name_gets_a_did_you_mean(folder):
