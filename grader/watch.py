@@ -1,7 +1,8 @@
 """`devcourse watch`: re-check the current exercise each time its file is saved, as rustlings' watch mode.
 
 Keys (no Enter needed in a terminal): h the next hint, r re-check now, n the next exercise (once this one
-passes), s skip this one, l the list, q quit. The file is watched with watchfiles (the whole exercises/
+passes), s skip this one, l the list, q quit. A check runs in a thread of its own, so keys work while it runs:
+q quits at once, and the grading processes stop the abandoned check when its connection closes. The file is watched with watchfiles (the whole exercises/
 folder, so a deleted file that comes back is seen too); with --manual, or where watching files does not work
 (some network or container file systems), nothing is watched and r re-checks. Without a terminal (stdin piped)
 keys are read a line at a time.
