@@ -145,6 +145,9 @@ class Watcher:
             self.prog.record_check(self.ex, g.passed)
         self.passed = g.passed
         report.print_grade(self.console, g, workspace.shown(file), hint_command="press h for a hint")
+        if self.device is not None:
+            self.say(f"Not recorded in your progress: a check limited to --device {self.device} is not a full "
+                     "check.", "dim")
         if g.passed:
             self.say("Press n for the next exercise (or keep editing: r re-checks).", "bold green")
         self.footer()

@@ -115,6 +115,16 @@ def test_a_failing_check_in_watch_says_the_hint_key(folder):
     quit_(child)
 
 
+def test_watch_limited_to_one_device_records_nothing(folder):
+    fix(folder, "masked_mean")
+    child = watch(folder, "masked_mean", "--device", "sim:1")
+    child.expect("masked_mean passes on sim:1")
+    child.expect("Not recorded in your progress: a check limited to --device sim:1")
+    quit_(child)
+    state = json.loads((folder / ".devcourse" / "progress.json").read_text())
+    assert "status" not in state["exercises"].get("masked_mean", {})
+
+
 def _still_beating(beat, wait: float = 60) -> bool:
     """Whether `beat` still changes after `wait` seconds at most: once two looks a second apart agree, no."""
     import time
