@@ -30,7 +30,10 @@ from grader.classroom import cli as classroom_cli
 from grader.progress import Progress
 from grader.targets import UsageError, exercise  # noqa: F401 - grader.watch uses them through this module
 
-console = Console(highlight=False, soft_wrap=True)  # long messages: let the terminal wrap them
+console = Console(highlight=False)
+# A terminal gets long lines wrapped at words (the terminal itself would cut them mid-word, "sim:" then "1");
+# piped output keeps each message on one line, for the reader's window and for grep.
+console.soft_wrap = not console.is_terminal
 
 
 def _say(text: str, style: str = "") -> None:
@@ -92,26 +95,47 @@ def cmd_list(args) -> int:
     return 0
 
 
+def not_recorded(ex: course.Exercise, file: Path, args) -> str | None:
+    """Why this check does not count as the exercise's progress, or None when it does: progress comes only from
+    a full check (every leg) of the learner's own file for the exercise."""
+    own = workspace.exercise_file(ex)
+    if args.solution:
+        return f"you checked the reference solution, not {workspace.shown(own)}"
+    if file.resolve() != own.resolve():
+        return f"you checked {workspace.shown(Path(args.file))}, not {workspace.shown(own)}"
+    if args.device is not None:
+        return f"a check limited to --device {args.device} is not a full check (devcourse check {ex.name} is)"
+    return None
+
+
 def cmd_check(args) -> int:
     if args.all:
         return check_all(args)
     prog = Progress.load()
     ex = exercise(args.name, prog)
-    own = not args.file and not args.solution
-    file = targets.check_file(ex, args)
+    if args.file and not Path(args.file).is_file():
+        raise UsageError(missing_file_message(ex, Path(args.file)))
+    try:
+        file = targets.check_file(ex, args)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if not file.is_file():
         raise UsageError(missing_file_message(ex, file))
-    shown = workspace.shown(file)
+    shown = targets.shown_target(ex, args, file)
     if not args.json:
         _say(f"Checking {ex.name} ({shown}) ...", "dim")
     g = grade(ex, file, args.device, args.timeout)
-    if not args.solution:
-        prog.record_check(ex, g.passed, complete=args.device is None)
+    why_not = not_recorded(ex, file, args)
+    if why_not is None:
+        prog.record_check(ex, g.passed)
     if args.json:
-        print(json.dumps(report.grade_json(g, shown), indent=1))
+        print(json.dumps({**report.grade_json(g, shown), "recorded": why_not is None,
+                          **({"not_recorded": why_not} if why_not else {})}, indent=1))
     else:
         report.print_grade(console, g, shown, hint_command=f"devcourse hint {ex.name}")
-        if g.passed and own and args.device is None:
+        if why_not:
+            _say(f"Not recorded in your progress: {why_not}.", "dim")
+        elif g.passed:
             after_pass(prog, ex)
     return 0 if g.passed else 1
 
@@ -128,19 +152,26 @@ def check_all(args) -> int:
         if not args.json:
             _say(f"checking {ex.number}/{len(course.load())} {ex.name} ...", "dim")
         g = grade(ex, file, args.device, args.timeout)
-        prog.record_check(ex, g.passed, complete=args.device is None)
+        if args.device is None:
+            prog.record_check(ex, g.passed, make_current=False)
         grades.append(g)
     passed = all(g.passed for g in grades)
+    first = next((g.exercise for g in grades if not g.passed), None)
+    if first is not None and args.device is None:
+        prog.make_current(first)  # what the output below calls next, `list` and `check` call next too
     if args.json:
-        print(json.dumps({"passed": passed, "exercises": [report.grade_json(g) for g in grades]}, indent=1))
+        print(json.dumps({"passed": passed, "recorded": args.device is None,
+                          "exercises": [report.grade_json(g) for g in grades]}, indent=1))
         return 0 if passed else 1
     console.print(report.summary_table(console, grades))
     n = sum(g.passed for g in grades)
     style = "bold green" if passed else "bold red"
     _say(f"{n} of {len(grades)} exercises pass.", style)
-    if not passed:
-        first = next(g for g in grades if not g.passed)
-        _say(f"See why with: devcourse check NAME (the first failing one: devcourse check {first.exercise.name}).")
+    if first is not None:
+        _say(f"See why with: devcourse check NAME (the first failing one: devcourse check {first.name}).")
+    if args.device is not None:
+        _say(f"Not recorded in your progress: a check limited to --device {args.device} is not a full check "
+             "(devcourse check --all is).", "dim")
     return 0 if passed else 1
 
 
@@ -161,10 +192,11 @@ def cmd_hint(args) -> int:
     return 0
 
 
-def hint_text(ex: course.Exercise, n: int) -> Text:
+def hint_text(ex: course.Exercise, n: int, more: str | None = None) -> Text:
+    """Hint N; `more` says how to get the next one (watch mode: a key)."""
     text = Text.assemble((f"Hint {n} of {len(ex.hints)}", "bold"), f" for {ex.name}: {ex.hints[n - 1]}")
     if n < len(ex.hints):
-        text.append(f"\nMore: devcourse hint {ex.name} (next: hint {n + 1})", style="dim")
+        text.append(f"\nMore: {more or f'devcourse hint {ex.name}'} (next: hint {n + 1})", style="dim")
     return text
 
 
@@ -184,7 +216,8 @@ def cmd_reset(args) -> int:
         return 1
     file.parent.mkdir(parents=True, exist_ok=True)
     file.write_text(shipped, encoding="utf-8")
-    _say(f"Restored {workspace.shown(file)} as shipped (with its bug).", "green")
+    Progress.load().forget_status(ex)  # the file is broken again: not done until a check says so
+    _say(f"Restored {workspace.shown(file)} as shipped (with its bug); its status is cleared.", "green")
     return 0
 
 
@@ -281,11 +314,17 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+#: The commands that work on the learner's files and progress: they need a course folder.
+IN_A_COURSE_FOLDER = {"list", "check", "watch", "hint", "reset", "solution", "start", "skip"}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
+        if args.command in IN_A_COURSE_FOLDER:
+            workspace.require_course_folder()
         return args.func(args)
-    except UsageError as exc:
+    except (UsageError, workspace.NoCourseFolder, course.CourseError) as exc:
         console.print(Text(str(exc), style="red"))
         return 2
     except KeyboardInterrupt:

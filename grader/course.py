@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
@@ -77,8 +78,14 @@ def _exercise(number: int, raw: dict) -> Exercise:
 
 @cache
 def load(path: Path = COURSE_FILE) -> tuple[Exercise, ...]:
-    with open(path, "rb") as f:
-        data = tomllib.load(f)
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise CourseError(f"{path} is missing: the course's list of exercises. Restore it (in a git clone: git "
+                          "checkout course.toml) or reinstall the course.") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CourseError(f"{path} cannot be read: {exc}") from None
     exercises = tuple(_exercise(i, raw) for i, raw in enumerate(data.get("exercises", []), start=1))
     names = [e.name for e in exercises]
     dupes = {n for n in names if names.count(n) > 1}
@@ -91,8 +98,9 @@ def get(name: str) -> Exercise:
     for ex in load():
         if ex.name == name:
             return ex
-    known = ", ".join(e.name for e in load())
-    raise KeyError(f"no exercise named {name!r}; the course has: {known}")
+    close = difflib.get_close_matches(name, [e.name for e in load()], n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(close)}?" if close else "devcourse list shows every exercise's name."
+    raise KeyError(f"no exercise named {name!r}: {hint}")
 
 
 def for_chapter(chapter: str) -> list[Exercise]:

@@ -26,7 +26,10 @@ def _start_check(args: list[str]) -> None:
     """Begin grading what `devcourse check ARGS` grades, if that is clear without the rest of the tool; grader.cli
     then finds the result waiting (grader.runner.grade_soon). Anything unusual is left to grader.cli."""
     _start_daemon()  # first: on a cold start, its import of torch is what the check waits for
-    from grader import runner, targets
+    from grader import runner, targets, workspace
+
+    if workspace.find_course_folder() is None:
+        return  # grader.cli says what a course folder is
 
     parser = argparse.ArgumentParser(add_help=False)
     targets.add_check_arguments(parser)

@@ -17,3 +17,26 @@ def describe_memory() -> str:
 def wall_limit(timeout: float) -> float:
     """Seconds on the clock a check may take, for a CPU-time limit of `timeout` seconds."""
     return 3 * timeout + 30
+
+
+#: What a check's record carries of the learner's own output (prints), at most: its end.
+OUTPUT_SENT = 8000
+
+
+def output_tail(text: str) -> str:
+    """The end of what the learner's code printed during a check, for its result record."""
+    if len(text) <= OUTPUT_SENT:
+        return text
+    return f"[... {len(text) - OUTPUT_SENT} earlier characters not shown]\n" + text[-OUTPUT_SENT:]
+
+
+def explain(message: str) -> str:
+    """A failure message, with the limit it ran into said in words (Python's own words name none)."""
+    if "[Errno 27]" in message or "File too large" in message:
+        return (f"{message}\nThat is the output limit of grading: what your code prints or writes may reach "
+                f"{OUTPUT_LIMIT // 2**20} MiB per file. Print a little (a shape, a device, a few values), not "
+                "whole tensors or every step.")
+    if "MemoryError" in message and "memory limit" not in message:
+        return (f"{message}\nThat is the memory limit of grading ({describe_memory()}): your code asked for "
+                "more than a check may use. Is a tensor far bigger than the exercise needs?")
+    return message

@@ -344,6 +344,7 @@ def _record(report) -> dict:
         "message": dict(report.user_properties).get("learner_message") or skip_reason.removeprefix("Skipped: "),
         "trace": dict(report.user_properties).get("learner_trace") or [],
         "seconds": round(report.duration, 3),
+        "output": limits.output_tail(report.capstdout + report.capstderr),  # the learner's prints
     }
 
 

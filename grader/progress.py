@@ -8,13 +8,17 @@ and resume, start anywhere and skip.
 that is absent was not started. `hints` is the highest hint shown, `gave_up` that the learner asked for the
 solution before passing (its points are not counted). `current` is where the learner is: the next exercise
 to do is the first one from there on, in course order, that is neither done nor skipped.
+
+Only a full check of the exercise's own file (`devcourse check NAME`, watch, a notebook's check cell) records
+a check; `devcourse reset` forgets the status (the file is broken again). A progress file that cannot be read
+is moved aside as `progress.json.corrupt-<time>`, never overwritten, and the learner is told.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -35,11 +39,20 @@ class Progress:
     @classmethod
     def load(cls, path: Path | None = None) -> "Progress":
         path = path or workspace.state_dir() / "progress.json"
-        data = {}
-        with contextlib.suppress(FileNotFoundError, ValueError):
+        data, problem = {}, None
+        try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(data, dict) or data.get("version") != VERSION:
-            data = {}  # unreadable or from another version: start afresh rather than fail
+        except FileNotFoundError:
+            pass
+        except ValueError as exc:  # not JSON, or not UTF-8
+            problem = f"it is not valid JSON: {exc}"
+        if problem is None and not isinstance(data, dict):
+            problem = "it does not hold an object"
+        elif problem is None and data and data.get("version") != VERSION:
+            problem = f"it is of another version ({data.get('version')!r}, this course writes {VERSION})"
+        if problem:
+            data = {}  # start afresh rather than fail, but keep what was there for the learner
+            _keep_aside(path, problem)
         data.setdefault("version", VERSION)
         data.setdefault("current", None)
         data.setdefault("exercises", {})
@@ -86,17 +99,29 @@ class Progress:
         entry.update(fields)
         self.save()
 
-    def record_check(self, ex: course.Exercise, passed: bool, complete: bool = True) -> None:
-        """A check of the learner's code: done when it passed on every leg (`complete`: not one --device),
-        failing when it failed. A passed partial check changes nothing."""
+    def record_check(self, ex: course.Exercise, passed: bool, make_current: bool = True) -> None:
+        """A full check of the learner's own code for `ex`: done when it passed, failing when it failed.
+        Callers record nothing for a partial check (one --device), the solution, or another file.
+        `make_current`: the exercise becomes the current one (not for check --all, which picks it after)."""
         entry = self.entry(ex.name)
         fields = {"checks": entry.get("checks", 0) + 1, "last_check": time.strftime("%Y-%m-%dT%H:%M:%S")}
-        if passed and complete:
+        if passed:
             fields.update(status=DONE, passed_once=True)
-        elif not passed:
+        else:
             fields.update(status=FAILING)
-        self.data["current"] = ex.name
+        if make_current:
+            self.data["current"] = ex.name
         self._update(ex.name, **fields)
+
+    def make_current(self, ex: course.Exercise) -> None:
+        self.data["current"] = ex.name
+        self.save()
+
+    def forget_status(self, ex: course.Exercise) -> None:
+        """The exercise's file was restored as shipped: it is not done (nor failing) any more."""
+        if self.status(ex.name) in (DONE, FAILING):
+            self.data["exercises"][ex.name].pop("status")
+            self.save()
 
     def start(self, ex: course.Exercise) -> None:
         self.data["current"] = ex.name
@@ -121,3 +146,20 @@ class Progress:
             json.dump(self.data, f, indent=1, sort_keys=True)
             f.write("\n")
         os.replace(tmp, self.path)  # a reader never sees half a file
+
+
+def _keep_aside(path: Path, problem: str) -> None:
+    """Move an unreadable progress file aside (never lose it), and tell the learner where it is."""
+    backup = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+    n = 1
+    while backup.exists():
+        n += 1
+        backup = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
+    try:
+        os.replace(path, backup)
+    except OSError as exc:
+        print(f"Your progress file {workspace.shown(path)} cannot be read ({problem}) nor moved aside ({exc}); "
+              "fix or delete it: until then your progress is not saved.", file=sys.stderr)
+        raise SystemExit(2) from None
+    print(f"Your progress file {workspace.shown(path)} could not be read ({problem}). It is kept as "
+          f"{workspace.shown(backup)}; your progress starts afresh.", file=sys.stderr)

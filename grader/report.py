@@ -42,8 +42,18 @@ def _leg_order(leg: str) -> tuple:
     return (rank, int(index) if index.isdigit() else 0, leg)
 
 
+#: Possessives that a check's function name cannot spell (`test_keeps_the_inputs_dtype`): restored in titles.
+POSSESSIVES = ((re.compile(r"\bthe (model|caller)s\b"), r"the \1's"),
+               (re.compile(r"\bthe (inputs|parameters) (dtype|device)\b"), r"the \1' \2"))
+
+
 def check_title(check: str) -> str:
-    return check.removeprefix("test_").replace("_", " ")
+    if check == PROCESS_CHECK:
+        return "the grading process"
+    title = check.removeprefix("test_").replace("_", " ")
+    for pattern, spelled in POSSESSIVES:
+        title = pattern.sub(spelled, title)
+    return title
 
 
 def columns(grade: Grade) -> list[str]:
@@ -52,26 +62,42 @@ def columns(grade: Grade) -> list[str]:
     legs = {r.leg for r in grade.results if r.check != PROCESS_CHECK}
     if any("+" in leg for leg in legs):
         legs.discard("pair")
-    if not legs:
-        legs = {r.leg for r in grade.results}
+    if not legs:  # no check reported: the devices the grading processes stand for
+        legs = {leg for r in grade.results for leg in PROCESS_LEGS.get(r.leg, [r.leg])}
     return sorted(legs, key=_leg_order)
+
+
+#: The devices a grading process's --device value stands for when none of its checks reported (on a GPU
+#: machine "real" also grades the GPUs, but which ones is known only from results).
+PROCESS_LEGS = {"real": ["cpu"], "cpu": ["cpu"], "sim": ["sim:0", "sim:1"]}
 
 
 def _process_columns(spec: str, cols: list[str]) -> list[str]:
     sim = [c for c in cols if c.startswith("sim")]
     if spec in cols:
         return [spec]
+    if spec == "cpu" and "cpu" in cols:
+        return ["cpu"]
     return sim if spec.startswith("sim") else [c for c in cols if not c.startswith("sim")] or cols
 
 
 @dataclass
 class Failure:
-    """One distinct failure: the message (as the first check gave it), where the learner's code was, and the
-    checks and legs that failed with it."""
+    """One distinct failure: the message (as the first check gave it), where the learner's code was, the
+    checks and legs that failed with it, each leg's own message (they may differ by the device they name),
+    and what the learner's code printed in the first of them."""
     message: str
     trace: tuple
     checks: list[str] = field(default_factory=list)
     legs: list[str] = field(default_factory=list)
+    messages: dict[str, str] = field(default_factory=dict)
+    output: str = ""
+    output_from: str = ""  # the check and leg whose output it is
+
+    @property
+    def of_the_process(self) -> bool:
+        """A problem of the grading process (it died, was stopped, left processes behind), not a check."""
+        return self.checks == [PROCESS_CHECK]
 
 
 def _key(r: CheckResult) -> str:
@@ -88,13 +114,21 @@ def _key(r: CheckResult) -> str:
 
 
 def failures(grade: Grade) -> list[Failure]:
+    """Each distinct failure once; a grading process's problem apart from the checks', under the devices
+    (columns) that process grades rather than its --device value."""
     groups: dict[str, Failure] = {}
+    cols = columns(grade)
     for r in grade.failures:
-        f = groups.setdefault(_key(r), Failure(r.message, r.trace))
+        process = r.check == PROCESS_CHECK
+        f = groups.setdefault(f"{process}\n{_key(r)}", Failure(r.message, r.trace))
         if r.check not in f.checks:
             f.checks.append(r.check)
-        if r.leg not in f.legs:
-            f.legs.append(r.leg)
+        for leg in (_process_columns(r.leg, cols) if process else [r.leg]):
+            if leg not in f.legs:
+                f.legs.append(leg)
+            f.messages.setdefault(leg, r.message)
+        if r.output and not f.output:
+            f.output, f.output_from = r.output, f"{check_title(r.check)}, on {r.leg}"
     return list(groups.values())
 
 
@@ -119,7 +153,7 @@ def skip_reasons(grade: Grade) -> list[str]:
 
 
 def machine_note(grade: Grade) -> str | None:
-    ran = grade.legs()
+    ran = {r.leg for r in grade.ran if r.check != PROCESS_CHECK}
     if any(leg.startswith("sim") for leg in ran) and not any(leg.startswith(("cuda", "mps")) for leg in ran):
         return ("no GPU on this machine: there is no cuda or mps column; the simulated accelerator (sim:0, sim:1) "
                 "checks the same placement rules.")
@@ -166,20 +200,74 @@ def _trace_lines(failure: Failure, file_shown: str) -> list[str]:
     return lines
 
 
+#: What a failure shows of the learner's own output: its last lines, each cut to a width.
+OUTPUT_LINES, OUTPUT_WIDTH = 15, 200
+
+
+def output_lines(output: str) -> list[str]:
+    """The end of what the learner's code printed, trimmed, with a note of what was left out."""
+    lines = output.rstrip("\n").splitlines()
+    shown = [ln if len(ln) <= OUTPUT_WIDTH else ln[:OUTPUT_WIDTH] + f" [... {len(ln) - OUTPUT_WIDTH} more "
+             "characters]" for ln in lines[-OUTPUT_LINES:]]
+    if len(lines) > OUTPUT_LINES:
+        shown.insert(0, f"[... {len(lines) - OUTPUT_LINES} earlier lines not shown]")
+    return shown
+
+
 def failure_block(console: Console, failure: Failure, file_shown: str) -> Group:
-    where = ", ".join(sorted(failure.legs, key=_leg_order))
-    checks = ", ".join(check_title(c) for c in failure.checks)
-    head = Text.assemble((f"{_sym(console, '✗', 'FAILED')} ", "bold red"), (f"on {where}", "bold"),
-                         (f" ({checks})", "dim"))
-    first, _, rest = failure.message.partition("\n")
-    body = Text("  " + first, style="red")
+    legs = sorted(failure.legs, key=_leg_order)
+    where = ", ".join(legs)
+    if failure.of_the_process:
+        head = Text.assemble((f"{_sym(console, '✗', 'PROBLEM')} ", "bold red"),
+                             (f"in the grading process of {where}", "bold"),
+                             (" (the process that runs the checks; not one check)", "dim"))
+    else:
+        checks = ", ".join(check_title(c) for c in failure.checks)
+        head = Text.assemble((f"{_sym(console, '✗', 'FAILED')} ", "bold red"), (f"on {where}", "bold"),
+                             (f" ({checks})", "dim"))
+    first_leg = next((leg for leg in legs if leg in failure.messages), None)
+    message = failure.messages.get(first_leg, failure.message)
+    differ = len(set(failure.messages.values())) > 1
+    first, _, rest = message.partition("\n")
+    body = Text("  " + (f"on {first_leg}: " if differ else "") + first, style="red")
     if rest:
         body.append("\n" + "\n".join("  " + ln for ln in rest.splitlines()))
+    if differ:  # the message names its device: say that the other legs failed alike, on their own device
+        others = ", ".join(leg for leg in legs if leg != first_leg)
+        body.append(f"\n  (the same on {others}, each with its own device in the message)", style="dim")
     parts = [head, body]
     trace = _trace_lines(failure, file_shown)
     if trace:
         parts.append(Text("\n".join("  " + ln for ln in trace), style="cyan"))
+    if failure.output.strip():
+        parts.append(Text(f"  Your code printed ({failure.output_from}):", style="bold"))
+        parts.append(Text("\n".join("  | " + ln for ln in output_lines(failure.output))))
     return Group(*parts)
+
+
+def why_not_passed(grade: Grade) -> list[str]:
+    """Why the grade is not a pass, each reason in words; empty exactly when it passed. The headline, the
+    --all table's result column and the exit status all follow grade.passed through here."""
+    if grade.passed:
+        return []
+    checks = [r for r in grade.ran if r.check != PROCESS_CHECK]
+    failed = [r for r in checks if r.outcome == "failed"]
+    reasons = []
+    if failed:
+        reasons.append(f"{len(failed)} of {len(checks)} checks failed")
+    process = any(r.check == PROCESS_CHECK for r in grade.failures)
+    if process:
+        reasons.append("the grading process had a problem (see above)")
+    if grade.simulator_limits():
+        reasons.append("the simulated accelerator could not run some checks (see the notes above; not a fault of "
+                       "your code: please report it), so the grade is not complete")
+    if not grade.ran:
+        reasons.append("no check could run on this machine")
+    elif not failed and not process and grade.missing_legs():
+        where = " or ".join("an accelerator" if f == "accelerator" else "the CPU" for f in grade.missing_legs())
+        reasons.append(f"no check ran on {where} (skipped: see the notes above), so the device bug is not "
+                       "ruled out")
+    return reasons or ["not every check passed"]
 
 
 def verdict(console: Console, grade: Grade) -> Text:
@@ -187,16 +275,8 @@ def verdict(console: Console, grade: Grade) -> Text:
     if grade.passed:
         return Text.assemble((f"{_sym(console, '✓', 'PASSED:')} {ex.name} passes on {', '.join(grade.legs())}.",
                               "bold green"), f" {ex.points} point{'s' if ex.points != 1 else ''}.")
-    if not grade.ran:
-        return Text(f"{ex.name}: no check could run on this machine.", style="yellow")
-    if not grade.failures:  # nothing failed, yet not passed: say what kept it from a grade, never "FAILED"
-        why = ("the simulated accelerator could not run some checks (see above; not a fault of your code: please "
-               "report it)" if grade.simulator_limits()
-               else f"no check ran on {' or '.join(grade.missing_legs())} legs on this machine")
-        return Text(f"{ex.name} is not graded yet: {why}.", style="yellow")
-    n = len(grade.failures)
-    return Text(f"{_sym(console, '✗', 'FAILED:')} {ex.name} does not pass yet: {n} of {len(grade.ran)} checks "
-                "failed.", style="bold red")
+    return Text(f"{_sym(console, '✗', 'FAILED:')} {ex.name} does not pass yet: {'; '.join(why_not_passed(grade))}.",
+                style="bold red")
 
 
 def print_grade(console: Console, grade: Grade, file_shown: str | None = None, hint_command: str | None = None):
@@ -224,10 +304,10 @@ def grade_json(grade: Grade, file_shown: str | None = None) -> dict:
         "passed": grade.passed,
         "points": grade.exercise.points if grade.passed else 0,
         "legs": grade.legs(),
-        "results": [{"check": r.check, "leg": r.leg, "outcome": r.outcome, "message": r.message,
+        "results": [{"check": r.check, "leg": r.leg, "outcome": r.outcome, "message": r.message, "output": r.output,
                      "trace": [{"line": ln, "function": fn, "code": code} for ln, fn, code in r.trace]}
                     for r in grade.results],
-        "failures": [{"message": f.message, "checks": f.checks, "legs": f.legs,
+        "failures": [{"message": f.message, "messages": f.messages, "checks": f.checks, "legs": f.legs,
                       "trace": [{"line": ln, "function": fn, "code": code} for ln, fn, code in f.trace]}
                      for f in failures(grade)],
     }
@@ -303,6 +383,9 @@ def summary_table(console: Console, grades: list[Grade]) -> Table:
                 row.append(Text(_sym(console, "✓", "ok"), style="green"))
             else:
                 row.append(Text(_sym(console, "–", "-"), style="yellow"))
-        result = Text("passed", style="green") if g.passed else Text(f"{len(g.failures)} failed", style="red")
+        checks_failed = sum(r.check != PROCESS_CHECK for r in g.failures)
+        result = (Text("passed", style="green") if g.passed else
+                  Text(f"{checks_failed} failed" if checks_failed else why_not_passed(g)[0].split(" (")[0],
+                       style="red"))
         table.add_row(str(g.exercise.number), g.exercise.name, *row, result)
     return table

@@ -12,7 +12,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import daemon, legs
+from grader import daemon, legs, limits
 from grader.course import Exercise
 
 
@@ -28,6 +28,7 @@ class CheckResult:
     # The learner's own frames behind a failure, outermost first: (line, function, source line); a line of
     # None marks frames left out. Shown under the message by the front ends (grader.report).
     trace: tuple[tuple[int | None, str, str], ...] = ()
+    output: str = ""  # what the learner's code printed during the check (its end: grader.limits.output_tail)
 
 
 @dataclass
@@ -132,5 +133,6 @@ def _grade(exercise: Exercise, submission: Path, device: str | None = None) -> G
                                    "message": f"the grader could not run: {answer['error']}"}]}
         for r in answer["results"]:
             trace = tuple(tuple(f) for f in r.get("trace") or () if isinstance(f, list) and len(f) == 3)
-            result.results.append(CheckResult(r["check"], r["leg"] or "-", r["outcome"], r["message"] or "", trace))
+            result.results.append(CheckResult(r["check"], r["leg"] or "-", r["outcome"],
+                                              limits.explain(r["message"] or ""), trace, r.get("output") or ""))
     return result

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 from pathlib import Path
 
 from grader import course, workspace
@@ -45,8 +46,50 @@ def add_check_arguments(c: argparse.ArgumentParser) -> None:
 
 
 def check_file(ex: course.Exercise, args: argparse.Namespace) -> Path:
-    """The file `devcourse check` grades: FILE, the solution (--solution), or the learner's copy."""
-    return Path(args.file) if args.file else (ex.solution_file if args.solution else workspace.exercise_file(ex))
+    """The file `devcourse check` grades: FILE, the solution (--solution), or the learner's copy. A notebook
+    with a `%%exercise NAME` cell for the exercise is graded by that cell alone (the course's notebooks also
+    hold a set-up cell and the other exercises' cells): its code is saved under the state folder first."""
+    if not args.file:
+        return ex.solution_file if args.solution else workspace.exercise_file(ex)
+    file = Path(args.file)
+    if file.suffix == ".ipynb" and file.is_file():
+        source = exercise_cell(file, ex.name)
+        if source is not None:
+            return _saved_cell(ex, file, source)
+    return file
+
+
+def exercise_cell(notebook: Path, name: str) -> str | None:
+    """The code of the notebook's `%%exercise NAME` cell, with its first line commented out (so that line
+    numbers are the cell's own); None when it has none. A ValueError when the notebook cannot be read."""
+    try:
+        cells = json.loads(notebook.read_text(encoding="utf-8")).get("cells", [])
+    except (ValueError, AttributeError) as exc:
+        raise ValueError(f"{workspace.shown(notebook)} cannot be read as a notebook: {exc}") from None
+    for cell in cells:
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else str(source)
+        first, _, rest = source.partition("\n")
+        if first.split() == ["%%exercise", name]:
+            return f"# {first.strip()} (from {notebook.name})\n{rest}"
+    return None
+
+
+def _saved_cell(ex: course.Exercise, notebook: Path, source: str) -> Path:
+    path = workspace.state_dir() / "checked" / f"{notebook.stem}.{ex.name}.py"
+    if not path.is_file() or path.read_text(encoding="utf-8") != source:  # the early start may have saved it
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+    return path
+
+
+def shown_target(ex: course.Exercise, args: argparse.Namespace, file: Path) -> str:
+    """How the report names what was graded."""
+    if args.file and file != Path(args.file):
+        return f"the %%exercise cell of {ex.name} in {workspace.shown(Path(args.file))}"
+    return workspace.shown(file)
 
 
 def with_timeout(ex: course.Exercise, timeout: float | None) -> course.Exercise:

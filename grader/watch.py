@@ -1,7 +1,8 @@
 """`devcourse watch`: re-check the current exercise each time its file is saved, as rustlings' watch mode.
 
 Keys (no Enter needed in a terminal): h the next hint, r re-check now, n the next exercise (once this one
-passes), s skip this one, l the list, q quit. The file is watched with watchfiles (the whole exercises/
+passes), s skip this one, l the list, q quit. A check runs in a thread of its own, so keys work while it runs:
+q quits at once, and the grading processes stop the abandoned check when its connection closes. The file is watched with watchfiles (the whole exercises/
 folder, so a deleted file that comes back is seen too); with --manual, or where watching files does not work
 (some network or container file systems), nothing is watched and r re-checks. Without a terminal (stdin piped)
 keys are read a line at a time.
@@ -84,6 +85,8 @@ class Watcher:
         self.ex, self.console, self.manual, self.device, self.timeout = ex, console, manual, device, timeout
         self.prog = Progress.load()
         self.passed = False
+        self.generation = 0  # of the latest check started: results of older ones are dropped
+        self.pending = False  # the latest check is still running
         self.events: queue.Queue = queue.Queue()
         self.watching = threading.Event()
 
@@ -98,6 +101,8 @@ class Watcher:
         self.say(f"[{mode}] {keys}", "dim")
 
     def check(self) -> None:
+        """Start checking the exercise in a thread of its own: keys keep working meanwhile (q quits at once).
+        The result comes back as a "graded" event; a newer check makes an older one's result stale."""
         from grader import cli
 
         file = workspace.exercise_file(self.ex)
@@ -107,23 +112,42 @@ class Watcher:
         self.say(Text.assemble(report.progress_bar(self.console, done, total, width=20),
                                f" {done}/{total} done, {earned}/{points} points   ",
                                (f"{self.ex.number}. {self.ex.name}", "bold"), f": {self.ex.title}"))
+        self.generation += 1
+        self.passed = False
         if not file.is_file():
-            self.passed = False
             self.say(cli.missing_file_message(self.ex, file), "red")
             self.footer()
             return
-        self.say(f"Checking {workspace.shown(file)} ...", "dim")
-        try:
-            g = cli.grade(self.ex, file, self.device, self.timeout)
-        except cli.UsageError as exc:
-            self.passed = False
-            self.say(str(exc), "red")
+        self.say(f"Checking {workspace.shown(file)} ... (q quits at once)", "dim")
+        generation, ex = self.generation, self.ex
+        self.pending = True
+
+        def work():
+            try:
+                outcome = cli.grade(ex, file, self.device, self.timeout)
+            except cli.UsageError as exc:
+                outcome = exc
+            self.events.put(("graded", (generation, file, outcome)))
+
+        threading.Thread(target=work, daemon=True).start()
+
+    def graded(self, generation: int, file: Path, outcome) -> None:
+        if generation != self.generation:
+            return  # a check started since (a save, another exercise) supersedes this one
+        self.pending = False
+        if isinstance(outcome, Exception):
+            self.say(str(outcome), "red")
             self.footer()
             return
-        self.prog = Progress.load()  # another command may have written it meanwhile
-        self.prog.record_check(self.ex, g.passed, complete=self.device is None)
+        g = outcome
+        if self.device is None:  # progress comes from full checks only (grader.progress)
+            self.prog = Progress.load()  # another command may have written it meanwhile
+            self.prog.record_check(self.ex, g.passed)
         self.passed = g.passed
-        report.print_grade(self.console, g, workspace.shown(file))
+        report.print_grade(self.console, g, workspace.shown(file), hint_command="press h for a hint")
+        if self.device is not None:
+            self.say(f"Not recorded in your progress: a check limited to --device {self.device} is not a full "
+                     "check.", "dim")
         if g.passed:
             self.say("Press n for the next exercise (or keep editing: r re-checks).", "bold green")
         self.footer()
@@ -134,7 +158,7 @@ class Watcher:
         self.prog = Progress.load()
         n = min(self.prog.hints_seen(self.ex.name) + 1, len(self.ex.hints))
         self.prog.saw_hint(self.ex, n)
-        self.say(cli.hint_text(self.ex, n))
+        self.say(cli.hint_text(self.ex, n, more="press h again"))
 
     def move_on(self, skip: bool = False) -> bool:
         """To the next exercise; False when there is none."""
@@ -161,7 +185,9 @@ class Watcher:
                 self.check()
                 while True:
                     kind, value = self.events.get()
-                    if kind == "changed":
+                    if kind == "graded":
+                        self.graded(*value)
+                    elif kind == "changed":
                         if value != str(workspace.exercise_file(self.ex).resolve()):
                             continue
                         self._drain_changes()
@@ -179,7 +205,9 @@ class Watcher:
                         report.print_list(self.console, self.prog, self.prog.next_exercise())
                         self.footer()
                     elif value == "n":
-                        if not self.passed:
+                        if self.pending:
+                            self.say("The check is still running: wait for its result.", "yellow")
+                        elif not self.passed:
                             self.say(f"{self.ex.name} does not pass yet: fix it first, or press s to skip it.",
                                      "yellow")
                         elif not self.move_on():
@@ -202,7 +230,7 @@ class Watcher:
         with contextlib.suppress(queue.Empty):
             while True:
                 event = self.events.get_nowait()
-                if event[0] != "changed":
+                if event[0] != "changed":  # keys, and the result of a running check, stay
                     kept.append(event)
         for event in kept:
             self.events.put(event)

@@ -304,6 +304,7 @@ class ReadyHandler:
             worker.cancel()
             return 0
         with socket.socket(fileno=fds[0]) as conn, conn.makefile("wb") as stream:
+            zygote.client = conn.fileno()
             _reply(stream, _graded_reply(zygote, json.loads(data), worker))
         return 0
 
@@ -341,6 +342,7 @@ class Zygote:
         self.known_children = keep  # our own children that are not workers (the other family's zygote)
         self.private_fds: list[int] = []  # the sockets a worker must not inherit
         self.ready: ReadyHandler | None = None  # fork mode: a handler started ahead of the next job
+        self.client: int | None = None  # in a handler: its client's connection; a hang-up stops the check
         # Its ready worker makes CUDA's contexts, which takes long enough to start it before the zygote is idle.
         self.ready_at_once = warms_gpus(family) and _has_nvidia_gpus()
         if sys.platform.startswith("linux"):
@@ -370,13 +372,19 @@ class Zygote:
         for fd in (rfd, ofd):
             os.set_blocking(fd, False)
             sel.register(fd, selectors.EVENT_READ)
+        if self.client is not None:  # readable only once the client hangs up (it sends nothing after its job)
+            sel.register(self.client, selectors.EVENT_READ)
         buf, output, status, stopped = b"", b"", None, None
         last, started = time.monotonic(), False
         while status is None:
             for key, _ in sel.select(timeout=0.02):
                 with contextlib.suppress(BlockingIOError):
                     chunk = os.read(key.fd, 1 << 16)
-                    if key.fd == ofd:
+                    if key.fd == self.client:
+                        if not chunk:  # nobody waits for this check any more (watch's q, Ctrl-C): stop it
+                            sel.unregister(self.client)
+                            stopped = "the check was stopped: nobody waits for its result"
+                    elif key.fd == ofd:
                         output = (output + chunk)[-OUTPUT_TAIL:]
                     elif chunk:
                         buf += chunk
@@ -387,14 +395,14 @@ class Zygote:
                 status = st
                 break
             limit = timeout + GRACE_SECONDS if started else START_LIMIT
-            if time.monotonic() - last > limit:
+            if time.monotonic() - last > limit or stopped:
                 with contextlib.suppress(OSError):
                     os.killpg(pid, signal.SIGKILL)
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
                 _, status = os.waitpid(pid, 0)
-                stopped = (f"the grader stopped your code after {limit:g} s without an answer (it ignored the "
-                           "time limit of its check)")
+                stopped = stopped or (f"the grader stopped your code after {limit:g} s without an answer (it "
+                                      "ignored the time limit of its check)")
         with contextlib.suppress(BlockingIOError, OSError):
             while chunk := os.read(rfd, 1 << 16):
                 buf += chunk
@@ -482,7 +490,7 @@ def judge(lines, token, exit_code, status, stopped, leftovers, tail, job) -> dic
                 forged += 1
             else:
                 seen.add(key)
-                results.append({k: rec.get(k) for k in ("check", "leg", "outcome", "message", "seconds", "trace")})
+                results.append({k: rec.get(k) for k in ("check", "leg", "outcome", "message", "seconds", "trace", "output")})
     spec = job["spec"]
     problems = []
     code = os.waitstatus_to_exitcode(status) if status is not None else None
@@ -728,7 +736,8 @@ def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | 
                     elif zygote.fork:
                         ready, zygote.ready = zygote.ready, None
                         pid = ready.take(conn, request["job"]) if ready else None
-                        handlers.add(pid if pid is not None else _handle(zygote, stream, request["job"]))
+                        handlers.add(pid if pid is not None else _handle(zygote, stream, request["job"],
+                                                                         conn.fileno()))
                     else:  # spawn mode: one job at a time, each in a warm spare
                         _reply(stream, _graded_reply(zygote, request["job"]))
             except ConnectionError:
@@ -750,12 +759,14 @@ def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | 
 MAX_JOBS = max(2, os.cpu_count() or 2)  # jobs a zygote grades at once
 
 
-def _handle(zygote: "Zygote", stream, job: dict) -> int:
-    """Fork a handler that grades `job` (in a worker of its own), answers on `stream` and ends; its pid."""
+def _handle(zygote: "Zygote", stream, job: dict, client: int | None = None) -> int:
+    """Fork a handler that grades `job` (in a worker of its own), answers on `stream` and ends; its pid.
+    `client`: the connection's descriptor, whose hang-up stops the check."""
     pid = _fork()
     if pid:
         return pid
     code = 70
+    zygote.client = client
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         _become_subreaper()  # the orphans of its worker's code come back to the handler, which stops them

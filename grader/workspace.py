@@ -2,7 +2,10 @@
 
 * The **learner's folder** is the nearest folder, from the working directory up, that holds `course.toml` next
   to `exercises/` (a clone of the course; `devcourse` works from any folder inside it); `DEVCOURSE_HOME`
-  chooses one explicitly; otherwise the course's own folder (`grader.ROOT`). The learner edits
+  chooses one explicitly. The `devcourse` commands refuse to run outside one, saying what a course folder is
+  (`require_course_folder`): a second clone must never write to the first one's files. The notebook commands
+  fall back to the course's own folder (`grader.ROOT`), as on Colab, whose working directory is not the
+  clone. The learner edits
   `<folder>/exercises/<path>`; graders, solutions and `course.toml` are always the course's own.
 * The **state folder** is `<folder>/.devcourse/` (`DEVCOURSE_STATE_DIR` chooses another): `progress.json`
   (grader.progress) and, from notebooks, the code of each exercise cell (`notebook/<name>.py`). It is in
@@ -27,16 +30,49 @@ from grader.course import Exercise
 SHIPPED_FILE = Path(__file__).resolve().parent / "shipped_exercises.json"
 
 
-def root() -> Path:
-    """The learner's folder."""
+CLONE_URL = "https://github.com/device-course/device-course.git"
+
+
+class NoCourseFolder(Exception):
+    """A `devcourse` command was run outside a course folder; the message says what one is and how to get there."""
+
+
+def is_course_folder(folder: Path) -> bool:
+    return (folder / "course.toml").is_file() and (folder / "exercises").is_dir()
+
+
+def find_course_folder() -> Path | None:
+    """DEVCOURSE_HOME, or the nearest course folder from the working directory up; None when there is none."""
     chosen = os.environ.get("DEVCOURSE_HOME")
     if chosen:
         return Path(chosen).resolve()
     here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        if (folder / "course.toml").is_file() and (folder / "exercises").is_dir():
-            return folder
-    return ROOT
+    return next((folder for folder in (here, *here.parents) if is_course_folder(folder)), None)
+
+
+def require_course_folder() -> Path:
+    """The learner's folder, or NoCourseFolder saying what a course folder is and how to reach one."""
+    folder = find_course_folder()
+    if folder is not None and is_course_folder(folder):
+        return folder
+    what = ("devcourse works in a course folder: your copy of the course, the folder that holds course.toml "
+            "and exercises/ (or any folder inside it). ")
+    if folder is not None:  # DEVCOURSE_HOME names a folder that is not one
+        raise NoCourseFolder(f"DEVCOURSE_HOME is {folder}, which is not a course folder. {what}"
+                             "Set DEVCOURSE_HOME to your course folder, or unset it and cd into the folder.")
+    here = Path.cwd().resolve()
+    lacking = next((f for f in (here, *here.parents) if (f / "exercises").is_dir()), None)
+    if lacking is not None:
+        raise NoCourseFolder(f"{lacking} has exercises/ but no course.toml. {what}Restore course.toml (in a git "
+                             "clone: git checkout course.toml), or get a fresh copy of the course: "
+                             f"git clone {CLONE_URL}")
+    raise NoCourseFolder(f"{here} is not inside a course folder. {what}cd into your course folder, or get one "
+                         f"with: git clone {CLONE_URL} && cd device-course")
+
+
+def root() -> Path:
+    """The learner's folder: the course folder found from here, else the course's own folder (notebooks)."""
+    return find_course_folder() or ROOT
 
 
 def state_dir() -> Path:

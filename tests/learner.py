@@ -4,6 +4,7 @@ a subprocess inside a temporary copy of the course folder (the real exercises/ a
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -41,3 +42,17 @@ def exercise_file(folder: Path, name: str) -> Path:
 
 def fix(folder: Path, name: str) -> None:
     shutil.copy(course.get(name).solution_file, exercise_file(folder, name))
+
+
+def summary_rows(stdout: str) -> list[list[str]]:
+    """The rows of `check --all`'s plain table, [number, name, cell..., result], after checking that each row's
+    result agrees with its cells and the count line with the rows."""
+    rows = [[c.strip() for c in ln.strip("|").split("|")] for ln in stdout.splitlines()
+            if re.match(r"\| +\d+ \| \w+ +\|", ln)]
+    for row in rows:
+        cells, result = row[2:-1], row[-1]
+        assert ("FAIL" in cells) <= (result != "passed"), row
+        assert result != "0 failed", row
+    passing = sum(row[-1] == "passed" for row in rows)
+    assert f"{passing} of {len(rows)} exercises pass." in stdout
+    return rows

@@ -170,8 +170,10 @@ def test_course_errors(tmp_path, edit, message):
 def test_course_get_and_chapter():
     exercises = course.load()
     assert course.get(exercises[-1].name) is exercises[-1]
-    with pytest.raises(KeyError, match=f"no exercise named 'nope'; the course has: {exercises[0].name}, "):
+    with pytest.raises(KeyError, match="no exercise named 'nope': devcourse list shows every exercise's name"):
         course.get("nope")
+    with pytest.raises(KeyError, match="no exercise named 'maskd_mean': did you mean masked_mean"):
+        course.get("maskd_mean")
     chapter = exercises[0].chapter
     assert course.for_chapter(chapter) == [e for e in exercises if e.chapter == chapter]
     assert exercises[0] in course.for_chapter(chapter) and course.for_chapter("no-such-chapter") == []

@@ -81,3 +81,22 @@ def test_search_finds_a_term(page, book_url):
     page.wait_for_selector("#search-results ul.search li", timeout=15000)
     hits = page.eval_on_selector_all("#search-results ul.search li a", "as => as.map(a => a.href)")
     assert any("models-and-buffers" in h for h in hits), hits
+
+
+VISIBLE = "els => els.filter(e => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden').length"
+
+
+@pytest.mark.parametrize("width", [1280, 1600])
+def test_one_search_box_and_command_blocks_that_fit(browser, book_url, width):
+    """A reader sees one search box (the theme also offers one in the left sidebar, left out in _config.yml),
+    and the intro's command block whole at a laptop's width (issue 29)."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    pg = context.new_page()
+    pg.route("**/*", lambda r: r.continue_() if r.request.url.startswith(book_url) else r.abort())
+    pg.goto(f"{book_url}/book/intro.html")
+    pg.wait_for_load_state("load")
+    assert pg.eval_on_selector_all(".search-button-field, form.bd-search, button.search-button", VISIBLE) == 1
+    cut = pg.eval_on_selector_all("div.highlight pre", "ps => ps.filter(p => p.scrollWidth > p.clientWidth + 1)"
+                                  ".map(p => p.textContent.slice(0, 60))")
+    assert cut == []
+    context.close()

@@ -7,8 +7,12 @@ import torch
 
 from grader.expect import expect_close, expect_device, fail, measure, no_round_trips, running
 
+# Why this grader refuses `make on the CPU, then .to(device)` when noise_batch accepts it: the rule of
+# grader/AUTHORING.md ("What a grader refuses"), said to the learner who met noise_batch first.
 COPIED = ("the mask is created on the CPU and copied to {device} on every call: create it on the device "
-          "(pass device= to the function that makes it).")
+          "(pass device= to the function that makes it). Its values and device are right, but this exercise "
+          "asks for no copy per call (noise_batch asked only where its result lives, so .to(device) passed "
+          "there): each call pays a host-to-device transfer that making the mask on the device avoids.")
 
 
 def reference_mask(size: int) -> torch.Tensor:

@@ -1,4 +1,9 @@
-"""Grader for noise_batch: the noise must be created on the requested device."""
+"""Grader for noise_batch: the noise must be on the requested device, right in shape, dtype and distribution.
+
+What the exercise asks is where its result lives, so noise made on the CPU and moved with .to(device) passes
+(tests/submissions/noise_batch/right_made_then_moved.py): copies are not counted here. causal_mask, whose
+statement asks for no copy per call, refuses the same pattern and says why (grader/AUTHORING.md, "What a grader
+refuses")."""
 
 import torch
 
