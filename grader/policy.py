@@ -124,8 +124,10 @@ ALLOWED_DUNDER_ATTRIBUTES = {"__init__", "__name__", "__qualname__", "__doc__", 
 #: Special methods a fix defines: a module's constructor, a dataset's protocol, a context manager.
 ALLOWED_DUNDER_DEFS = {"__init__", "__len__", "__getitem__", "__iter__", "__next__", "__call__", "__enter__",
                        "__exit__", "__post_init__"}
-#: nn.Module's registries of parameters, buffers and submodules: find_misplaced's fix reads them.
-MODULE_REGISTRIES = {"_parameters", "_buffers", "_modules"}
+#: Underscore attributes a fix may read: nn.Module's registries of parameters, buffers and submodules
+#: (find_misplaced's fix reads them) and os._exit, public despite its name (ending the process early is graded as
+#: a failure by the runner).
+ALLOWED_PRIVATE_ATTRIBUTES = {"_parameters", "_buffers", "_modules", "_exit"}
 #: Calls that list a module's registries, so a name taken from them is a registered name.
 REGISTRY_LISTS = {"named_parameters", "named_buffers", "named_children", "named_modules"}
 
@@ -169,8 +171,6 @@ MACHINERY = {
     "load_library": "it loads native code",
     "register_at_fork": "it runs code in the grader's own forks",
     "system": "it runs a program, outside every check", "popen": "it runs a program, outside every check",
-    "fork": "it copies the grading process (DataLoader's workers are the way to use processes)",
-    "forkpty": "it copies the grading process",
     **{name: "it runs a program, outside every check" for name in (
         "execl", "execle", "execlp", "execlpe", "execv", "execve", "execvp", "execvpe", "spawnl", "spawnle",
         "spawnlp", "spawnlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe", "posix_spawn", "posix_spawnp")},
@@ -183,7 +183,7 @@ DENIED_MODULE_ATTRIBUTES = {"ctypes", "ctypeslib", "importlib", "inspect", "buil
 
 # ---------------------------------------------------------------------------------------------- strings
 FORBIDDEN_SUBSTRINGS = ("PYTEST_CURRENT_TEST", "_python_dispatch", "dispatch_mode", "grade-report")
-SIMULATOR = "names the simulated accelerator: code that works on any device never needs to"
+SIMULATOR_WHY = "code that works on any device never needs to"
 
 _NEVER = "a device fix never needs it"
 
@@ -255,6 +255,12 @@ def _other_bindings(node: ast.AST) -> tuple:
     return ()
 
 
+def _short(node: ast.AST, limit: int = 40) -> str:
+    """The expression as written, cut to a length a finding can show."""
+    text = ast.unparse(node)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _first_of(target: ast.AST, name: ast.Name) -> bool:
     """Whether a loop's target binds `name` to the first of each pair (or is `name`)."""
     return target is name or isinstance(target, ast.Tuple) and bool(target.elts) and target.elts[0] is name
@@ -324,30 +330,33 @@ class _Policy(ast.NodeVisitor):
         self.found.append(Finding(getattr(node, "lineno", 0), f"{what}: {why}"))
 
     # ------------------------------------------------------------------ modules
-    def module_path(self, path: str, node: ast.AST, how: str) -> None:
+    def module_path(self, path: str, node: ast.AST, how: str) -> bool:
         """Check a dotted module path (or module.attribute) that the file imports or reads."""
         parts = path.split(".")
         if parts[0] not in ALLOWED_MODULES:
             self.add(node, f"{how} {path}", f"{parts[0]} is not among the modules a device fix uses "
-                     f"({', '.join(sorted(m for m in ALLOWED_MODULES if m != '__future__'))})")
-            return
+                     "(torch, numpy and a few of the standard library's: see grader/policy.py)")
+            return False
         for i in range(1, len(parts) + 1):
             prefix = ".".join(parts[:i])
             if prefix in DENIED_MODULE_PATHS:
                 self.add(node, f"{how} {path}", DENIED_MODULE_PATHS[prefix] + "; " + _NEVER)
-                return
-            if i > 1 and parts[i - 1].startswith("_") and not _is_dunder(parts[i - 1]):
+                return False
+            if (i > 1 and parts[i - 1].startswith("_") and not _is_dunder(parts[i - 1])
+                    and parts[i - 1] not in ALLOWED_PRIVATE_ATTRIBUTES):
                 if prefix not in ALLOWED_PRIVATE_MODULES:
                     self.add(node, f"{how} {path}", "an underscore name is the library's internals, which may "
                              "reach into the grader; " + _NEVER)
-                    return
+                    return False
                 rest = parts[i:]
                 if rest and not (rest[0].startswith("tree_") or rest[0] in _PYTREE_PUBLIC):
                     self.add(node, f"{how} {path}", f"only the tree_* functions of {prefix} are allowed")
-                    return
+                    return False
         if parts[0] in ONLY_NAMES and len(parts) > 1 and parts[1] not in ONLY_NAMES[parts[0]]:
             self.add(node, f"{how} {path}", f"of {parts[0]}, only {', '.join(sorted(ONLY_NAMES[parts[0]]))} "
                      "is allowed (the others run code given as a string)")
+            return False
+        return True
 
     def visit_Import(self, node: ast.Import) -> None:
         for a in node.names:
@@ -356,41 +365,44 @@ class _Policy(ast.NodeVisitor):
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
             return  # a relative import fails by itself: a submission is not in a package
-        self.module_path(node.module, node, "imports from")
+        if not self.module_path(node.module, node, "imports from"):
+            return
         for a in node.names:
             if a.name == "*":
                 self.add(node, f"imports * from {node.module}", "the names it brings cannot be read in the file")
-            else:
-                self.attribute_name(a.name, node, called=False)
+            elif self.attribute_name(a.name, node, called=False, shown=f"imports {node.module}.{a.name}"):
                 self.module_path(f"{node.module}.{a.name}", node, "imports")
 
     # ------------------------------------------------------------------ attributes
-    def attribute_name(self, attr: str, node: ast.AST, called: bool, store: bool = False) -> bool:
-        """Check an attribute name read (or written) on any object; False if refused."""
-        verb = "writes" if store else "reads"
+    def attribute_name(self, attr: str, node: ast.AST, called: bool, store: bool = False,
+                       shown: str | None = None) -> bool:
+        """Check an attribute name read (or written) on any object; False if refused. `shown` is how the
+        finding names it ('uses sys._getframe', 'imports sys.modules')."""
+        shown = shown or f"{'writes' if store else 'uses'} {attr}"
         if _is_dunder(attr):
             if attr not in ALLOWED_DUNDER_ATTRIBUTES or store:
-                self.add(node, f"{verb} the attribute {attr}", "special attributes lead to the interpreter's "
+                self.add(node, f"{shown}, a special attribute", "special attributes lead to the interpreter's "
                          "machinery (classes, modules, functions' globals); " + _NEVER)
                 return False
         elif attr.startswith("_") and attr != "_":
-            if attr not in MODULE_REGISTRIES and attr not in self.own_private:
-                self.add(node, f"{verb} the private attribute {attr}", "an underscore attribute is another "
-                         "library's internals (only nn.Module's _parameters, _buffers, _modules and the file's "
-                         "own attributes are allowed); " + _NEVER)
+            if attr not in ALLOWED_PRIVATE_ATTRIBUTES and attr not in self.own_private:
+                self.add(node, f"{shown}, a private attribute", "an underscore attribute is another library's "
+                         "internals (only nn.Module's _parameters, _buffers, _modules, os._exit and the "
+                         "file's own attributes are allowed); " + _NEVER)
                 return False
-        elif attr in INTERNALS:
-            self.add(node, f"{verb} the attribute {attr} of {INTERNALS[attr]}", INTERNALS_WHY + "; " + _NEVER)
+        elif attr in INTERNALS or attr.startswith("co_"):
+            self.add(node, f"{shown}, an attribute of {INTERNALS.get(attr, 'a code object')}",
+                     INTERNALS_WHY + "; " + _NEVER)
             return False
         elif attr in MACHINERY and not (attr == "modules" and called):  # nn.Module.modules() is fine
-            self.add(node, f"{verb} the attribute {attr}", MACHINERY[attr] + "; " + _NEVER)
+            self.add(node, shown, MACHINERY[attr] + "; " + _NEVER)
             return False
         elif attr in DENIED_MODULE_ATTRIBUTES:
-            self.add(node, f"{verb} the module {attr} through another one", "modules outside the allowed ones "
-                     "are refused however they are reached; " + _NEVER)
+            self.add(node, f"{shown}, a module outside the allowed ones", "modules that are not allowed are "
+                     "refused however they are reached; " + _NEVER)
             return False
         elif attr in ("sim", "simulated") or "privateuse1" in attr.lower():
-            self.add(node, f"{verb} the attribute {attr}", SIMULATOR)
+            self.add(node, f"names the simulated accelerator ({shown.split(' ', 1)[1]})", SIMULATOR_WHY)
             return False
         return True
 
@@ -402,7 +414,8 @@ class _Policy(ast.NodeVisitor):
                 self.add(node, "uses an object's __dict__ other than to list it", "only .items(), .keys(), "
                          ".values() or a loop over it are allowed: indexed, it reads or writes any attribute by "
                          "a computed name")
-        elif self.attribute_name(node.attr, node, called, store=not isinstance(node.ctx, ast.Load)):
+        elif self.attribute_name(node.attr, node, called, store=not isinstance(node.ctx, ast.Load),
+                                 shown=f"{'uses' if isinstance(node.ctx, ast.Load) else 'writes'} {_short(node)}"):
             if self.is_named_access(node) and not called:
                 self.add(node, f"uses {ast.unparse(node)} other than by calling it",
                          "passed around, it reads attributes by names the file does not show")
@@ -459,7 +472,7 @@ class _Policy(ast.NodeVisitor):
             for arg in node.args:
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                     for attr in arg.value.split("."):
-                        self.attribute_name(attr, arg, called=False)
+                        self.attribute_name(attr, arg, called=False, shown=f"uses {_short(node)}")
                 else:
                     self.add(node, f"calls {ast.unparse(func)} with a computed name",
                              "it reads attributes by names the file does not show; " + _NEVER)
@@ -486,7 +499,7 @@ class _Policy(ast.NodeVisitor):
             return
         attr = node.args[1]
         if isinstance(attr, ast.Constant) and isinstance(attr.value, str):
-            self.attribute_name(attr.value, node, called=False, store=store)
+            self.attribute_name(attr.value, node, called=False, store=store, shown=f"uses {_short(node)}")
             return
         names = self.constant_binding(attr, node.args[0])
         if names is None:
@@ -495,7 +508,8 @@ class _Policy(ast.NodeVisitor):
                      "is fine); " + _NEVER)
         else:
             for attr_name in names:
-                self.attribute_name(attr_name, node, called=False, store=store)
+                self.attribute_name(attr_name, node, called=False, store=store,
+                                    shown=f"uses {name}(..., {attr_name!r})")
 
     def constant_binding(self, node: ast.AST, obj: ast.AST) -> list[str] | None:
         """The names a variable can hold, if every binding of it in its function is a loop over a literal list
@@ -588,4 +602,4 @@ class _Policy(ast.NodeVisitor):
                 self.add(node, f"mentions {hit!r}", "it names the grader's own machinery; " + _NEVER)
             v = node.value.strip().lower()
             if v == "sim" or v.startswith("sim:") or v == "privateuseone" or "privateuse1" in v:
-                self.add(node, f"mentions the device {node.value.strip()!r}", SIMULATOR)
+                self.add(node, f"names the simulated accelerator ({node.value.strip()!r})", SIMULATOR_WHY)
