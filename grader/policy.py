@@ -108,6 +108,7 @@ REFLECTION = {
     "eval": "it runs code given as a string, which no check has read",
     "compile": "it makes code from a string, which no check has read",
     "breakpoint": "it stops in a debugger, which a grading process has no one to answer",
+    "help": "it imports modules by name and reads from the terminal",
     "__build_class__": "it builds classes behind the class statement's back",
 }
 #: Builtins for reading or writing an attribute by name.
@@ -161,6 +162,10 @@ MACHINERY = {
     "get_objects": "it hands out every object of the process, the grader's included",
     "get_referrers": "it hands out the objects that hold a given one, the grader's included",
     "get_referents": "it hands out the objects a given one holds",
+    "garbage": "with gc.DEBUG_SAVEALL it keeps every object the grader let go",
+    "set_debug": "gc.DEBUG_SAVEALL keeps every object the grader let go, in gc.garbage",
+    "import_module": "it imports any module by a name built at run time",
+    "cudart": "CUDA's runtime copies memory between any two addresses of the process",
     "excepthook": "it runs on the grader's own errors", "unraisablehook": "it runs on the grader's own errors",
     "displayhook": "it runs inside the interpreter's loop", "breakpointhook": "it replaces breakpoint()",
     "remote_exec": "it runs code given as a string", "call_tracing": "it runs a call under the trace function",
@@ -411,6 +416,10 @@ class _Policy:
         elif attr in MACHINERY and not (attr == "modules" and called):  # nn.Module.modules() is fine
             self.add(node, shown, MACHINERY[attr] + "; " + _NEVER)
             return False
+        elif attr.startswith("register_module_"):
+            self.add(node, shown, "a global module hook runs on every model, the checks' own reference models "
+                     "included; " + _NEVER)
+            return False
         elif attr in DENIED_MODULE_ATTRIBUTES:
             self.add(node, f"{shown}, a module outside the allowed ones", "modules that are not allowed are "
                      "refused however they are reached; " + _NEVER)
@@ -428,6 +437,8 @@ class _Policy:
                 self.add(node, "uses an object's __dict__ other than to list it", "only .items(), .keys(), "
                          ".values() or a loop over it are allowed: indexed, it reads or writes any attribute by "
                          "a computed name")
+            else:
+                self.not_a_module(node.value, node)
         elif self.attribute_name(node.attr, node, called, store=not isinstance(node.ctx, ast.Load),
                                  shown=f"{'uses' if isinstance(node.ctx, ast.Load) else 'writes'} {_short(node)}"):
             if self.is_named_access(node) and not called:
@@ -571,9 +582,13 @@ class _Policy:
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
+    def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        for attr in node.kwd_attrs:  # case Cls(attr=x) reads obj.attr
+            self.attribute_name(attr, node, called=False, shown=f"matches {ast.unparse(node.cls)}({attr}=...)")
+
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for kw in node.keywords:
-            if kw.arg == "metaclass":
+            if kw.arg in ("metaclass", None):  # None: class A(**options), a metaclass unseen
                 self.add(node, f"gives the class {node.name} a metaclass", "a metaclass decides what the class "
                          "and its instances answer, to the grader too; " + _NEVER)
 
