@@ -50,10 +50,12 @@ names one node at a time, which is all this needs: a small visitor of our own (o
 with the course's own tables, some of them (the frame and generator attributes) taken from RestrictedPython's.
 
 What stays open (see "The source policy" in INTEGRITY.md): `vars(x).items()` and `x.__dict__.items()` hand out
-an object's attributes under names the code may compare with computed strings; `torch.load(weights_only=False)`
-(the bug of the exercise load_checkpoint, so a learner's file must keep loading with it) unpickles whatever a
-file names; library code that runs its own strings. The run-time layers (the baseline, the judge, the
-isolation of the worker) are what make those worthless; the policy makes them visible and costly.
+an object's attributes under names the code may compare with computed strings (refused only where `x` is visibly
+a module); a registry list of a fake object names what it likes; `torch.load(weights_only=False)` (the bug of the
+exercise load_checkpoint, so a learner's file must keep loading with it) and `numpy.load(allow_pickle=True)`
+unpickle whatever a file names; `open()` writes anywhere the process may, `/proc/self/mem` included; library
+code that runs its own strings. The run-time layers (the baseline, the judge, the isolation of the worker) are
+what make those worthless; the policy makes them visible and costly.
 """
 
 from __future__ import annotations
