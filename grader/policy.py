@@ -123,10 +123,10 @@ NAMED_ACCESS = {"attrgetter", "methodcaller"}
 ALLOWED_DUNDER_NAMES = {"__name__", "__file__", "__doc__", "__all__", "__slots__", "__debug__", "__annotations__"}
 
 # ---------------------------------------------------------------------------------------------- attributes
-#: Dunder attributes a fix reads: the constructor of a base class, names and versions, the container
+#: Dunder attributes a fix reads: the constructor of a base class, names (strings) and versions, the container
 #: protocol of a base (super().__getitem__).
-ALLOWED_DUNDER_ATTRIBUTES = {"__init__", "__name__", "__qualname__", "__doc__", "__version__", "__len__",
-                             "__getitem__", "__iter__", "__next__", "__call__", "__enter__", "__exit__"}
+ALLOWED_DUNDER_ATTRIBUTES = {"__init__", "__name__", "__qualname__", "__module__", "__doc__", "__version__",
+                             "__len__", "__getitem__", "__iter__", "__next__", "__call__", "__enter__", "__exit__"}
 #: Special methods a fix defines: a module's constructor, a dataset's protocol, a context manager.
 ALLOWED_DUNDER_DEFS = {"__init__", "__len__", "__getitem__", "__iter__", "__next__", "__call__", "__enter__",
                        "__exit__", "__post_init__"}

@@ -68,7 +68,7 @@ def test_every_fix_of_the_course_passes(name):
     "from __future__ import annotations\ndef f(x: 'torch.Tensor') -> 'list[int]':\n    return []",
     "class D(torch.utils.data.Dataset):\n    def __len__(self):\n        return 1\n"
     "    def __getitem__(self, i):\n        return i",
-    "x = type(batch)(v for v in batch)\nname = type(x).__name__\nv = torch.__version__",
+    "x = type(batch)(v for v in batch)\nname = type(x).__name__\nv = torch.__version__\nm = DTensor.__module__",
     "y = 'simulation'\nz = 'cuda:1'\nmode = 'eval'\nmodel.eval()",
 ])
 def test_what_fixes_need_stays_allowed(source):
@@ -122,7 +122,8 @@ ATTACKS = [
      "        return True", 3, "defines the special method __torch_function__"),
     ("class Lie(float):\n    def __mul__(self, other):\n        return 0.0", 2, "defines the special method __mul__"),
     ("class Later:\n    def __del__(self):\n        pass", 2, "defines the special method __del__"),
-    ("class E(Exception):\n    def __str__(self):\n        raise RuntimeError", 2, "defines the special method __str__"),
+    ("class E(Exception):\n    def __str__(self):\n        raise RuntimeError", 2,
+     "defines the special method __str__"),
     ("class A:\n    __eq__ = lambda a, b: True", 2, "uses the name __eq__"),
     ("Liar = type('Liar', (torch.Tensor,), {'__eq__': eq})", 1, "builds a class with type(name, bases, namespace)"),
     ("class A(metaclass=Meta):\n    pass", 1, "gives the class A a metaclass"),
@@ -148,7 +149,8 @@ ATTACKS = [
     ("c = gen.gi_code", 1, "an attribute of a generator or coroutine"),
     ("raw = code.co_code", 1, "an attribute of a code object"),
     ("v = cell.cell_contents", 1, "an attribute of a closure cell"),
-    ("match frame:\n    case object(f_back=up):\n        pass", 2, "matches object(f_back=...), an attribute of a frame"),
+    ("match frame:\n    case object(f_back=up):\n        pass", 2,
+     "matches object(f_back=...), an attribute of a frame"),
     # The interpreter's machinery, on whatever object.
     ("mods = sys.modules", 1, "uses sys.modules"), ("mods = torch.sys.modules", 1, "uses torch.sys.modules"),
     ("from sys import modules", 1, "imports sys.modules"),
