@@ -19,7 +19,6 @@ closes that gap.
 
 from __future__ import annotations
 
-import ast
 import builtins
 import contextlib
 import mmap
