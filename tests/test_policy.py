@@ -5,7 +5,6 @@ runner: refused before any of their code runs."""
 import dataclasses
 import json
 import re
-import textwrap
 from pathlib import Path
 
 import pytest
