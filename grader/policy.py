@@ -63,8 +63,11 @@ what make those worthless; the policy makes them visible and costly.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
+import importlib
 import sys
+import types
 from dataclasses import dataclass
 
 # ---------------------------------------------------------------------------------------------- imports
@@ -75,6 +78,7 @@ ALLOWED_MODULES = frozenset({
     "contextlib", "collections", "typing", "dataclasses", "random", "statistics", "numbers", "decimal",
     "fractions", "json", "io", "pathlib", "tempfile", "warnings", "enum", "abc", "operator", "heapq", "bisect",
     "re", "textwrap", "__future__",
+    "posixpath", "ntpath",  # os.path's real names
 })
 #: Public parts of allowed packages that only serve to change or escape the grader.
 DENIED_MODULE_PATHS = {
@@ -271,6 +275,41 @@ def _short(node: ast.AST, limit: int = 40) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+_UNKNOWN = object()
+
+
+def _resolve(path: str):
+    """The object a dotted path names among the loaded modules (their roots imported if allowed), reading only
+    namespaces (no __getattr__, no property runs); _UNKNOWN where it cannot be told."""
+    parts = path.split(".")
+    if parts[0] in ALLOWED_MODULES and parts[0] not in sys.modules:
+        try:
+            importlib.import_module(parts[0])
+        except ImportError:
+            return _UNKNOWN
+    for i in range(len(parts), 0, -1):
+        obj = sys.modules.get(".".join(parts[:i]))
+        if obj is not None:
+            break
+    else:
+        return _UNKNOWN
+    for part in parts[i:]:
+        try:
+            namespace = vars(obj)
+        except TypeError:
+            return _UNKNOWN
+        if part not in namespace:
+            return _UNKNOWN
+        obj = namespace[part]
+    return obj
+
+
+def _is_reflection_builtin(obj) -> bool:
+    """Whether obj is builtins' exec, eval, getattr... (or the builtins module), under whatever name."""
+    name = getattr(obj, "__name__", None) if isinstance(obj, types.BuiltinFunctionType) else None
+    return (name in REFLECTION or name in DYNAMIC_ACCESS) and getattr(builtins, name, None) is obj
+
+
 def _first_of(target: ast.AST, name: ast.Name) -> bool:
     """Whether a loop's target binds `name` to the first of each pair (or is `name`)."""
     return target is name or isinstance(target, ast.Tuple) and bool(target.elts) and target.elts[0] is name
@@ -379,6 +418,26 @@ class _Policy:
             self.add(node, f"{how} {path}", f"of {parts[0]}, only {', '.join(sorted(ONLY_NAMES[parts[0]]))} "
                      "is allowed (the others run code given as a string)")
             return False
+        return self.what_it_reaches(path, node, how)
+
+    def what_it_reaches(self, path: str, node: ast.AST, how: str) -> bool:
+        """Modules hand out other modules and builtins under names of their own (enum.bltns is builtins,
+        torch.builtins too): what the path is in the loaded modules is checked as well."""
+        obj = _resolve(path)
+        if isinstance(obj, types.ModuleType) and obj.__name__ != path:
+            real = obj.__name__
+            if real.split(".")[0] not in ALLOWED_MODULES or any(
+                    real == p or real.startswith(p + ".") for p in DENIED_MODULE_PATHS) or any(
+                    part.startswith("_") and not _is_dunder(part) for part in real.split(".")[1:]
+                    if not real.startswith(tuple(ALLOWED_PRIVATE_MODULES))):
+                self.add(node, f"{how} {path}, which is the module {real}", "modules that are not allowed are "
+                         "refused however they are reached; " + _NEVER)
+                return False
+        elif _is_reflection_builtin(obj):
+            self.add(node, f"{how} {path}, which is the builtin {obj.__name__}",
+                     REFLECTION.get(obj.__name__, "it reads or writes attributes by names the file does not "
+                                    "show") + "; " + _NEVER)
+            return False
         return True
 
     def visit_Import(self, node: ast.Import) -> None:
@@ -387,7 +446,10 @@ class _Policy:
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
-            return  # a relative import fails by itself: a submission is not in a package
+            self.add(node, f"imports {'.' * node.level}{node.module or ''}, a relative import", "a submission is "
+                     "in no package: a relative import resolves against the names the file itself sets "
+                     "(__name__), the grader's package included; " + _NEVER)
+            return
         if not self.module_path(node.module, node, "imports from"):
             return
         for a in node.names:
@@ -477,8 +539,11 @@ class _Policy:
             pass  # visit_Call decides
         elif name in REFLECTION:
             self.add(node, f"uses {name}", REFLECTION[name] + "; " + _NEVER)
-        elif _is_dunder(name) and name not in ALLOWED_DUNDER_NAMES:
-            self.add(node, f"uses the name {name}", "special names belong to the interpreter; " + _NEVER)
+        elif _is_dunder(name) and (name not in ALLOWED_DUNDER_NAMES
+                                   or not isinstance(node.ctx, ast.Load) and name not in ("__all__", "__slots__")):
+            self.add(node, f"{'uses' if isinstance(node.ctx, ast.Load) else 'sets'} the name {name}",
+                     "special names belong to the interpreter (__name__ decides what relative imports reach); "
+                     + _NEVER)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
@@ -513,10 +578,14 @@ class _Policy:
         return path in ("operator.attrgetter", "operator.methodcaller")
 
     def not_a_module(self, arg: ast.AST, node: ast.AST) -> None:
+        """vars(x) and x.__dict__ are for the file's own objects, not for what it imported."""
         parts = _dotted(arg)
         if parts and parts[0] in self.aliases:
-            self.add(node, f"lists the namespace of the module {'.'.join(parts)}", "a module's namespace holds "
-                     "other modules and the builtins; " + _NEVER)
+            obj = _resolve(".".join([self.aliases[parts[0]], *parts[1:]]))
+            kind = "the class" if isinstance(obj, type) else "the module" if isinstance(obj, types.ModuleType) \
+                else "what the file imported as"
+            self.add(node, f"lists the namespace of {kind} {'.'.join(parts)}", "a module's or a class's namespace "
+                     "holds other modules, the builtins, special methods; " + _NEVER)
 
     def dynamic_access(self, node: ast.Call, name: str) -> None:
         store = name in ("setattr", "delattr")
@@ -629,5 +698,5 @@ class _Policy:
             if hit:
                 self.add(node, f"mentions {hit!r}", "it names the grader's own machinery; " + _NEVER)
             v = node.value.strip().lower()
-            if v == "sim" or v.startswith("sim:") or v == "privateuseone" or "privateuse1" in v:
+            if v == "sim" or v.startswith("sim:") or v in ("privateuseone", "privateuse1"):
                 self.add(node, f"names the simulated accelerator ({node.value.strip()!r})", SIMULATOR_WHY)

@@ -69,6 +69,13 @@ def test_every_fix_of_the_course_passes(name):
     "    def __getitem__(self, i):\n        return i",
     "x = type(batch)(v for v in batch)\nname = type(x).__name__\nv = torch.__version__\nm = DTensor.__module__",
     "y = 'simulation'\nz = 'cuda:1'\nmode = 'eval'\nmodel.eval()",
+    # Ordinary imports of device code, some of them modules under another name (os.path is posixpath).
+    "import os.path\nfrom os import path\nimport torch.nn as nn\nfrom torch.cuda import amp\n"
+    "from torch.amp import autocast\nimport torch.distributed as dist\nfrom torch.nn import functional as F\n"
+    "from torch.optim.lr_scheduler import StepLR\nfrom torch.profiler import profile\nimport numpy.random\n"
+    "from collections import OrderedDict\nfrom typing import Optional\nfrom pathlib import Path\n"
+    "from contextlib import nullcontext\nfrom dataclasses import dataclass\nfrom torch.func import vmap\n"
+    "import torch.backends.cudnn\ntorch.backends.cudnn.benchmark = True\nok = torch.backends.mps.is_available()",
 ])
 def test_what_fixes_need_stays_allowed(source):
     assert integrity.scan(source) == []
@@ -123,7 +130,7 @@ ATTACKS = [
     ("class Later:\n    def __del__(self):\n        pass", 2, "defines the special method __del__"),
     ("class E(Exception):\n    def __str__(self):\n        raise RuntimeError", 2,
      "defines the special method __str__"),
-    ("class A:\n    __eq__ = lambda a, b: True", 2, "uses the name __eq__"),
+    ("class A:\n    __eq__ = lambda a, b: True", 2, "sets the name __eq__"),
     ("Liar = type('Liar', (torch.Tensor,), {'__eq__': eq})", 1, "builds a class with type(name, bases, namespace)"),
     ("class A(metaclass=Meta):\n    pass", 1, "gives the class A a metaclass"),
     ("class A(**{'meta' + 'class': Meta}):\n    pass", 1, "gives the class A a metaclass"),
@@ -170,11 +177,15 @@ ATTACKS = [
     ("rt = torch.cuda.cudart()", 1, "uses torch.cuda.cudart"),
     ("help('grader.expect')", 1, "uses help"),
     ("for k, v in sys.__dict__.items():\n    pass", 1, "lists the namespace of the module sys"),
+    ("for k in vars(torch.Tensor):\n    pass", 1, "lists the namespace of the class torch.Tensor"),
     ("bases = type.mro(cls)", 1, "uses type.mro"),
     ("sys.path.insert(0, '/tmp')", 1, "uses sys.path.insert"),
     ("os.system('python -c pass')", 1, "uses os.system"), ("os.execv('/bin/sh', ['sh'])", 1, "uses os.execv"),
     ("os.register_at_fork(after_in_child=f)", 1, "uses os.register_at_fork"),
     ("c = torch.ctypes", 1, "uses torch.ctypes, a module outside the allowed ones"),
+    ("import enum\nenum.bltns.exec('x = 1')", 2, "uses enum.bltns.exec, which is the builtin exec"),
+    ("from enum import bltns", 1, "imports enum.bltns, which is the module builtins"),
+    ("e = torch.builtins.eval", 1, "which is the builtin eval"),
     ("class M(torch.overrides.TorchFunctionMode):\n    pass", 1, "TorchFunctionMode"),
     ("import typing\nhints = typing.get_type_hints(f)", 2, "uses typing.get_type_hints"),
     # Imports a device fix never needs.
@@ -196,6 +207,10 @@ ATTACKS = [
     ("import timeit\nt = timeit.timeit('x = 1')", 2, "uses timeit.timeit"),
     ("from numpy.lib.stride_tricks import as_strided", 1, "imports from numpy.lib.stride_tricks"),
     ("from os import *", 1, "imports * from os"),
+    ("__name__ = 'grader.checks'\nfrom . import conftest", 1, "sets the name __name__"),
+    ("__name__ = 'grader.checks'\nfrom . import conftest", 2, "imports ., a relative import"),
+    ("from ..grader import expect", 1, "imports ..grader, a relative import"),
+    ("__package__ = 'grader'", 1, "sets the name __package__"),
     # The simulated accelerator and the grader's own markers.
     ("on_sim = x.device.type == 'sim'", 1, "names the simulated accelerator ('sim')"),
     ("d = torch.device('sim:1')", 1, "names the simulated accelerator ('sim:1')"),
