@@ -180,6 +180,7 @@ MACHINERY = {
     "mro": "a class's bases lead to every class of the process (type.mro, like __subclasses__)",
     "get_type_hints": "it evaluates annotation strings, code that no check has read",
     "CodeType": "it makes code from raw bytecode", "FunctionType": "it makes functions from code objects",
+    "make_dataclass": "it builds a class from a dictionary of methods",
     "TorchFunctionMode": "a torch-function mode intercepts every torch call, the checks' own included",
     "TorchDispatchMode": "a dispatch mode intercepts every operation, the checks' own included",
     "load_library": "it loads native code",
@@ -273,6 +274,14 @@ def _short(node: ast.AST, limit: int = 40) -> str:
     """The expression as written, cut to a length a finding can show."""
     text = ast.unparse(node)
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _names_a_metaclass(func: ast.AST) -> bool:
+    """type, type(x), abc.ABCMeta, EnumMeta...: called with three arguments, they build a class."""
+    if isinstance(func, ast.Call):  # type(x)(name, bases, namespace): the class of a class is a metaclass
+        return isinstance(func.func, ast.Name) and func.func.id == "type"
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    return name in ("type", "ABCMeta", "EnumMeta", "EnumType")
 
 
 _UNKNOWN = object()
@@ -558,9 +567,9 @@ class _Policy:
                          "loop over it are allowed: indexed, it reads or writes any attribute by a computed name")
             else:
                 self.not_a_module(node.args[0], node)
-        elif name == "type" and len(node.args) + len(node.keywords) > 1:
-            self.add(node, "builds a class with type(name, bases, namespace)", "a class built from a dictionary "
-                     "escapes the checks on what classes define; " + _NEVER)
+        elif len(node.args) == 3 and _names_a_metaclass(func):
+            self.add(node, f"builds a class with {_short(func)}(name, bases, namespace)", "a class built from a "
+                     "dictionary escapes the checks on what classes define; " + _NEVER)
         elif self.is_named_access(func):
             for arg in node.args:
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
@@ -569,6 +578,18 @@ class _Policy:
                 else:
                     self.add(node, f"calls {ast.unparse(func)} with a computed name",
                              "it reads attributes by names the file does not show; " + _NEVER)
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        for key in node.keys:  # a namespace for a class built by a metaclass call
+            if (isinstance(key, ast.Constant) and isinstance(key.value, str) and _is_dunder(key.value)
+                    and key.value not in ALLOWED_DUNDER_DEFS):
+                self.add(key, f"puts the special method {key.value} in a dictionary", "a class built from it "
+                         "answers the grader in the object's place; " + _NEVER)
+
+    def visit_keyword(self, node: ast.keyword) -> None:
+        if node.arg and _is_dunder(node.arg) and node.arg not in ALLOWED_DUNDER_DEFS:
+            self.add(node, f"passes the special name {node.arg} as a keyword", "dict(__eq__=...) is the namespace "
+                     "of a class built in the object's place; " + _NEVER)
 
     def is_named_access(self, func: ast.AST) -> bool:
         parts = _dotted(func)

@@ -133,6 +133,12 @@ ATTACKS = [
     ("class A:\n    __eq__ = lambda a, b: True", 2, "sets the name __eq__"),
     ("Liar = type('Liar', (torch.Tensor,), {'__eq__': eq})", 1, "builds a class with type(name, bases, namespace)"),
     ("class A(metaclass=Meta):\n    pass", 1, "gives the class A a metaclass"),
+    ("Liar = type(int)('Liar', (torch.Tensor,), ns)", 1, "builds a class with type(int)(name, bases, namespace)"),
+    ("import abc\nLiar = abc.ABCMeta('Liar', (float,), ns)", 2, "builds a class with abc.ABCMeta"),
+    ("ns = {'__mul__': lambda a, b: 0.0}", 1, "puts the special method __mul__ in a dictionary"),
+    ("ns = dict(__torch_function__=f)", 1, "passes the special name __torch_function__ as a keyword"),
+    ("import dataclasses\nC = dataclasses.make_dataclass('C', [], namespace=ns)", 2,
+     "uses dataclasses.make_dataclass"),
     ("class A(**{'meta' + 'class': Meta}):\n    pass", 1, "gives the class A a metaclass"),
     # Builtins that reach every name or run strings.
     ("g = globals()", 1, "uses globals"), ("l = locals()", 1, "uses locals"),
