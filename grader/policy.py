@@ -54,8 +54,8 @@ an object's attributes under names the code may compare with computed strings (r
 a module); a registry list of a fake object names what it likes; `torch.load(weights_only=False)` (the bug of the
 exercise load_checkpoint, so a learner's file must keep loading with it) and `numpy.load(allow_pickle=True)`
 unpickle whatever a file names; `open()` writes anywhere the process may, `/proc/self/mem` included; a class
-built by calling a metaclass with special methods in a dictionary (`type(int)(name, bases, ns)`,
-`dataclasses.make_dataclass(namespace=...)`): the checks must read results through torch's own accessors;
+built by a metaclass reached some other way, its special methods under computed keys: the checks must read
+results through torch's own accessors;
 library code that runs its own strings. The run-time layers (the baseline, the judge, the isolation of the worker) are
 what make those worthless; the policy makes them visible and costly.
 """
