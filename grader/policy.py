@@ -16,16 +16,19 @@ What it refuses (each table below says why):
   (passed as a value, renamed) they are refused too;
 * underscore attributes outside a short allow-list taken from the course's fixes (`super().__init__`,
   `sub._parameters`, the file's own `self._cache`), underscore modules but `torch.utils._pytree`'s `tree_*`,
-  and special methods a fix never defines (`__del__` runs during a collection, `__torch_function__` and
-  `__eq__` make an object lie to the checks);
+  and special methods a fix never defines, in a class, a dictionary or a keyword (`__del__` runs during a
+  collection, `__torch_function__` and `__eq__` make an object lie to the checks); metaclasses and classes
+  built by calling one (`type(name, bases, ns)`); setting special names and relative imports (`__name__`
+  decides what `from . import x` reaches);
 * the builtins that reach every name or run strings: `vars()`, `globals`, `locals`, `__builtins__`,
-  `__import__`, `exec`, `eval`, `compile`, `breakpoint`, `type()` with three arguments. `vars(x)` and
-  `x.__dict__` are allowed only read as a whole (`vars(sub).items()`, `for a in vars(sub)`), never indexed:
+  `__import__`, `exec`, `eval`, `compile`, `breakpoint`, `help`, also when a module hands them out under
+  another name (`enum.bltns` is builtins). `vars(x)` and `x.__dict__` are allowed only read as a whole
+  (`vars(sub).items()`, `for a in vars(sub)`), never indexed, and not of what the file imported:
   find_misplaced lists a module's plain tensor attributes that way;
 * attributes of frames, tracebacks, code objects and generators (`f_back`, `tb_frame`, `gi_frame`, `co_code`...;
   the list RestrictedPython keeps as INSPECT_ATTRIBUTES, and more), and attribute names that reach the
   interpreter's machinery on whatever object they are read (`modules`, `settrace`, `callbacks`, `get_objects`...);
-* imports outside an allow-list.
+* imports outside an allow-list, and the simulated accelerator's name (`'sim'`, `'sim:1'`, `.sim`).
 
 Imports: an allow-list, not a deny-list. A deny-list must name every module that can run a string, walk the
 heap or load native code, and the standard library is full of them (`pickle`, `marshal`, `types`, `runpy`,
@@ -54,10 +57,10 @@ an object's attributes under names the code may compare with computed strings (r
 a module); a registry list of a fake object names what it likes; `torch.load(weights_only=False)` (the bug of the
 exercise load_checkpoint, so a learner's file must keep loading with it) and `numpy.load(allow_pickle=True)`
 unpickle whatever a file names; `open()` writes anywhere the process may, `/proc/self/mem` included; a class
-built by a metaclass reached some other way, its special methods under computed keys: the checks must read
-results through torch's own accessors;
-library code that runs its own strings. The run-time layers (the baseline, the judge, the isolation of the worker) are
-what make those worthless; the policy makes them visible and costly.
+built by a metaclass reached some other way, its special methods under computed keys (the checks must read
+results through torch's own accessors); library code that runs its own strings. The run-time layers (the
+baseline, the judge, the isolation of the worker) are what make those worthless; the policy makes them visible
+and costly.
 """
 
 from __future__ import annotations
