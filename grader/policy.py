@@ -290,11 +290,11 @@ def _names_a_metaclass(func: ast.AST) -> bool:
 _UNKNOWN = object()
 
 
-def _resolve(path: str):
-    """The object a dotted path names among the loaded modules (their roots imported if allowed), reading only
-    namespaces (no __getattr__, no property runs); _UNKNOWN where it cannot be told."""
+def _resolve(path: str, load: bool = True):
+    """The object a dotted path names among the loaded modules (their roots imported if allowed and `load`),
+    reading only namespaces (no __getattr__, no property runs); _UNKNOWN where it cannot be told."""
     parts = path.split(".")
-    if parts[0] in ALLOWED_MODULES and parts[0] not in sys.modules:
+    if load and parts[0] in ALLOWED_MODULES and parts[0] not in sys.modules:
         try:
             importlib.import_module(parts[0])
         except ImportError:
@@ -347,21 +347,23 @@ def _namespace_of(node: ast.AST, obj: ast.AST) -> bool:
     return ast.dump(node) == ast.dump(obj)
 
 
+#: Where the underscore names a file may not claim as its own come from: the interpreter's modules, torch's
+#: core and the machinery of modes and hooks (a method reading self._C could be called with torch as self).
+PRIVATE_NAME_SOURCES = ("sys", "os", "gc", "numpy", "torch", "torch._C", "torch._C.TensorBase", "torch.Tensor",
+                        "torch.utils", "torch.overrides", "torch.utils._python_dispatch", "torch.nn.modules.module",
+                        "torch.autograd", "torch.cuda")
+
+
 def _interpreters_private_names() -> frozenset[str]:
-    """Underscore names of the interpreter's and torch's own modules: a file's 'own' private attribute may not
-    be one of them (a method reading self._C could be called with torch as self). Those of torch and numpy once
-    they are loaded (they are, in a grading worker)."""
-    loaded = tuple(name for name in ("torch", "torch._C", "numpy") if name in sys.modules)
+    """Underscore names of PRIVATE_NAME_SOURCES, those loaded (all are, in a grading worker)."""
+    loaded = tuple(path for path in PRIVATE_NAME_SOURCES if _resolve(path, load=False) is not _UNKNOWN)
     return _private_names_of(loaded)
 
 
 @functools.lru_cache(maxsize=4)
 def _private_names_of(loaded: tuple[str, ...]) -> frozenset[str]:
-    import gc
-    import os
-
-    spaces = [sys, os, gc, *(sys.modules[name] for name in loaded)]
-    return frozenset(n for ns in spaces for n in dir(ns) if n.startswith("_") and not _is_dunder(n))
+    return frozenset(n for path in loaded for n in dir(_resolve(path, load=False))
+                     if n.startswith("_") and not _is_dunder(n))
 
 
 class _Policy:

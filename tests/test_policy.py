@@ -115,6 +115,8 @@ ATTACKS = [
     ("frames = sys._current_frames()", 1, "a private attribute"),
     ("class A:\n    def __init__(self):\n        self._C = 1\n    def c(self):\n        return self._C", 5,
      "uses self._C, a private attribute"),
+    ("class A:\n    def __init__(self):\n        self._python_dispatch = None\nu = torch.utils\n"
+     "m = u._python_dispatch", 5, "uses u._python_dispatch, a private attribute"),
     ("g = f.__globals__", 1, "uses f.__globals__, a special attribute"),
     ("cls = x.__class__.__base__", 1, "a special attribute"),
     ("x.__class__ = Liar", 1, "writes x.__class__, a special attribute"),
