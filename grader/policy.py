@@ -36,7 +36,8 @@ heap or load native code, and the standard library is full of them (`pickle`, `m
 package that happens to be installed; forgetting one reopens everything. The allow-list is what the course's
 fixes, right or wrong, import (torch, numpy, math, time, timeit's clock, os, gc, copy, functools, itertools,
 contextlib, collections) and a few modules of plain data and arithmetic a learner may reasonably reach for
-(typing, dataclasses, random, statistics, json, io, pathlib, tempfile, warnings, enum, abc, operator, sys...);
+(typing, dataclasses, random, statistics, json, io, pathlib, tempfile, warnings, enum, abc, operator, sys...),
+and multiprocessing, which torch.multiprocessing wraps (its thread pools refused);
 within torch and numpy a few public parts that only serve to change or escape the grader are refused
 (`torch.overrides`, the dispatch modes, `torch.library`, backend registration, C++ extensions, `torch.hub`,
 `numpy.ctypeslib`...). A test runs the policy over every solution, exercise and submission of the course.
@@ -80,7 +81,7 @@ ALLOWED_MODULES = frozenset({
     "torch", "numpy", "math", "cmath", "time", "timeit", "os", "gc", "sys", "copy", "functools", "itertools",
     "contextlib", "collections", "typing", "dataclasses", "random", "statistics", "numbers", "decimal",
     "fractions", "json", "io", "pathlib", "tempfile", "warnings", "enum", "abc", "operator", "heapq", "bisect",
-    "re", "textwrap", "__future__",
+    "re", "textwrap", "__future__", "multiprocessing",
     "posixpath", "ntpath",  # os.path's real names
 })
 #: Public parts of allowed packages that only serve to change or escape the grader.
@@ -92,6 +93,8 @@ DENIED_MODULE_PATHS = {
     "torch.utils.benchmark": "its Timer runs code given as a string",
     "torch.hub": "it imports Python files from a folder, which no check has read",
     "torch.package": "it imports Python code from an archive, which no check has read",
+    "multiprocessing.dummy": "its workers are threads, and work on another thread hides from the checks",
+    "multiprocessing.util": "its hooks run inside the grader when it forks or exits",
     "numpy.ctypeslib": "it reads and writes memory at any address",
     "numpy.f2py": "it compiles and loads native code",
     "numpy.distutils": "it compiles and loads native code",
@@ -188,6 +191,7 @@ MACHINERY = {
     "TorchDispatchMode": "a dispatch mode intercepts every operation, the checks' own included",
     "load_library": "it loads native code",
     "register_at_fork": "it runs code in the grader's own forks",
+    "ThreadPool": "its workers are threads, and work on another thread hides from the checks",
     "system": "it runs a program, outside every check", "popen": "it runs a program, outside every check",
     **{name: "it runs a program, outside every check" for name in (
         "execl", "execle", "execlp", "execlpe", "execv", "execve", "execvp", "execvpe", "spawnl", "spawnle",
