@@ -179,6 +179,8 @@ MACHINERY = {
     "garbage": "with gc.DEBUG_SAVEALL it keeps every object the grader let go",
     "set_debug": "gc.DEBUG_SAVEALL keeps every object the grader let go, in gc.garbage",
     "import_module": "it imports any module by a name built at run time",
+    "resolve_name": "it imports any module by a name built at run time",
+    "locate": "it imports any module by a name built at run time",
     "cudart": "CUDA's runtime copies memory between any two addresses of the process",
     "excepthook": "it runs on the grader's own errors", "unraisablehook": "it runs on the grader's own errors",
     "displayhook": "it runs inside the interpreter's loop", "breakpointhook": "it replaces breakpoint()",
@@ -197,11 +199,13 @@ MACHINERY = {
         "execl", "execle", "execlp", "execlpe", "execv", "execve", "execvp", "execvpe", "spawnl", "spawnle",
         "spawnlp", "spawnlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe", "posix_spawn", "posix_spawnp")},
 }
-#: Modules outside the allow-list that other modules hand out as attributes (torch.ctypes, os.sys...).
+#: Modules outside the allow-list that allowed ones hand out as attributes (torch.ctypes, enum.bltns is builtins,
+#: dataclasses.copyreg...): those that run strings, import by name, patch by name, or start threads.
 DENIED_MODULE_ATTRIBUTES = {"ctypes", "ctypeslib", "importlib", "inspect", "builtins", "threading", "signal",
                             "faulthandler", "subprocess", "pickle", "marshal", "runpy", "types", "weakref",
                             "atexit", "traceback", "pytest", "pluggy", "grader", "overrides", "stride_tricks",
-                            "cpp_extension", "backend_registration"}
+                            "cpp_extension", "backend_registration", "bltns", "concurrent", "copyreg", "pkgutil",
+                            "string", "unittest", "mock", "logging", "socket", "typing_extensions"}
 
 # ---------------------------------------------------------------------------------------------- strings
 FORBIDDEN_SUBSTRINGS = ("PYTEST_CURRENT_TEST", "_python_dispatch", "dispatch_mode", "grade-report")

@@ -193,8 +193,13 @@ ATTACKS = [
     ("os.register_at_fork(after_in_child=f)", 1, "uses os.register_at_fork"),
     ("c = torch.ctypes", 1, "uses torch.ctypes, a module outside the allowed ones"),
     ("import enum\nenum.bltns.exec('x = 1')", 2, "uses enum.bltns.exec, which is the builtin exec"),
-    ("from enum import bltns", 1, "imports enum.bltns, which is the module builtins"),
+    ("from enum import bltns", 1, "imports enum.bltns"),
+    ("import torch.fx.graph as g\nb = g.builtins", 2, "uses g.builtins"),
+    ("s = os.st", 1, "uses os.st, which is the module stat"),  # a module under another name, found by what it is
     ("e = torch.builtins.eval", 1, "which is the builtin eval"),
+    ("m = enum\nb = m.bltns", 2, "uses m.bltns, a module outside the allowed ones"),
+    ("f = typing.pkgutil.resolve_name('grader.expect:fail')", 1, "a module outside the allowed ones"),
+    ("p = torch.unittest.mock.patch('grader.expect.fail')", 1, "a module outside the allowed ones"),
     ("class M(torch.overrides.TorchFunctionMode):\n    pass", 1, "TorchFunctionMode"),
     ("import typing\nhints = typing.get_type_hints(f)", 2, "uses typing.get_type_hints"),
     # Imports a device fix never needs.
