@@ -635,7 +635,7 @@ class _Policy:
         if names is None:
             self.add(node, f"calls {name} with a computed attribute name", "the attribute it reaches cannot be "
                      "read in the file (write obj.name; a name from a literal list or from named_parameters() "
-                     "is fine); " + _NEVER)
+                     "is fine; a device's module is torch.get_device_module(device)); " + _NEVER)
         else:
             for attr_name in names:
                 self.attribute_name(attr_name, node, called=False, store=store,

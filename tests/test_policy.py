@@ -94,6 +94,7 @@ ATTACKS = [
     ("walk = type.__subclasses__(object)", 1, "uses type.__subclasses__"),
     # Dynamic attribute access.
     ("def peek(obj, name):\n    return getattr(obj, name)", 2, "calls getattr with a computed attribute name"),
+    ("def sync(x):\n    getattr(torch, x.device.type).synchronize()", 2, "torch.get_device_module(device)"),
     ("name = 'f_back'\nx = getattr(frame, name)", 2, "calls getattr with a computed attribute name"),
     ("setattr(obj, attribute_name(), 1)", 1, "calls setattr with a computed attribute name"),
     ("delattr(torch, 'al' + 'lclose')", 1, "calls delattr with a computed attribute name"),
