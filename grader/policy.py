@@ -94,6 +94,9 @@ DENIED_MODULE_PATHS = {
     "torch.hub": "it imports Python files from a folder, which no check has read",
     "torch.package": "it imports Python code from an archive, which no check has read",
     "multiprocessing.dummy": "its workers are threads, and work on another thread hides from the checks",
+    "torch.jit.fork": "it runs the function on torch's thread pool, and work on another thread hides from the "
+                      "checks",
+    "torch.distributed.rpc": "it runs functions on threads and processes of its own, out of the checks' sight",
     "multiprocessing.util": "its hooks run inside the grader when it forks or exits",
     "numpy.ctypeslib": "it reads and writes memory at any address",
     "numpy.f2py": "it compiles and loads native code",

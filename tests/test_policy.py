@@ -215,6 +215,8 @@ ATTACKS = [
     ("from multiprocessing.dummy import Pool", 1, "imports from multiprocessing.dummy"),
     ("from multiprocessing.pool import ThreadPool", 1, "imports multiprocessing.pool.ThreadPool"),
     ("import torch.multiprocessing as mp\np = mp.pool.ThreadPool(2)", 2, "ThreadPool"),
+    ("future = torch.jit.fork(step, x)", 1, "uses torch.jit.fork"),
+    ("from torch.distributed import rpc", 1, "imports torch.distributed.rpc"),
     ("import types", 1, "imports types"), ("import weakref", 1, "imports weakref"),
     ("from torch.overrides import TorchFunctionMode", 1, "imports from torch.overrides"),
     ("import torch.library", 1, "imports torch.library"),
