@@ -4,9 +4,9 @@ The learner's code runs in the grading process, so it could replace what a check
 helpers, pytest, `torch.allclose`, a builtin), or look for the grader and behave differently there. Three
 layers make the easy ways fail, each with a message that says what was found:
 
-* `scan(source)` reads the submission before it runs and refuses code that reaches for the grader's internals
-  (imports of `grader`, `pytest`, `inspect`, `ctypes`; `gc.get_objects`; `sys.modules`, `sys._getframe`, `__import__`,
-  `eval`...) or names the simulated accelerator: a device fix never needs any of them.
+* `scan(source)` reads the submission before it runs and refuses, by construct (grader/policy.py), what a device
+  fix never needs: the interpreter's machinery (frames, `sys.modules`, trace hooks, `gc.get_objects`), names built
+  at run time, code run from strings, imports outside an allow-list, the simulated accelerator's name.
 * `Baseline` remembers every function and class of the modules the checks use, taken before the submission
   is loaded; `Baseline.changed()` names those replaced since. The plugin calls it after every check.
 * `guard_processes()` (in the grading worker) limits the processes learner code may start, across all its
@@ -19,7 +19,6 @@ closes that gap.
 
 from __future__ import annotations
 
-import ast
 import builtins
 import contextlib
 import mmap
@@ -29,67 +28,19 @@ import struct
 import sys
 import types
 
+from grader import policy
+
 #: Modules the checks rely on; their functions and classes must stay as they were.
 GUARDED_PREFIXES = ("grader", "pytest", "_pytest", "pluggy", "pytest_timeout")
-# gc itself is allowed (the memory chapter teaches gc.collect()); its ways into other objects are not.
-FORBIDDEN_IMPORTS = {"grader", "pytest", "_pytest", "pluggy", "pytest_timeout", "inspect", "ctypes",
-                     "builtins", "importlib", "faulthandler", "signal"}
-# Exiting or killing the process is allowed: the runner grades a process that ends early as a failure.
-FORBIDDEN_ATTRIBUTES = {("sys", "modules"), ("sys", "_getframe"), ("sys", "settrace"), ("sys", "setprofile"),
-                        ("sys", "argv"), ("sys", "addaudithook"), ("sys", "meta_path"),
-                        ("gc", "get_objects"), ("gc", "get_referrers"), ("gc", "get_referents")}
-FORBIDDEN_NAMES = {"__import__", "__builtins__", "exec", "eval", "compile", "globals", "__loader__", "__spec__"}
-FORBIDDEN_SUBSTRINGS = ("PYTEST_CURRENT_TEST", "_python_dispatch", "dispatch_mode", "grade-report")
 
 
 class IntegrityError(Exception):
     """The submission tried to change how it is graded; the message says what was found."""
 
 
-def _mentions_simulator(node: ast.AST) -> bool:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        v = node.value.strip().lower()
-        return v == "sim" or v.startswith("sim:") or v == "privateuseone"
-    if isinstance(node, ast.Attribute):
-        return node.attr in ("sim", "simulated")
-    return False
-
-
 def scan(source: str, filename: str = "<submission>") -> list[str]:
-    """What in the source reaches for the grader or the simulator, one line each ('line N: ...')."""
-    try:
-        tree = ast.parse(source, filename)
-    except SyntaxError:
-        return []  # the loader reports syntax errors in its own words
-    found = []
-
-    def add(node, what):
-        found.append(f"line {node.lineno}: {what}")
-
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.split(".")[0] in FORBIDDEN_IMPORTS:
-                    add(node, f"imports {alias.name}")
-        elif isinstance(node, ast.ImportFrom):
-            root = (node.module or "").split(".")[0]
-            if root in FORBIDDEN_IMPORTS:
-                add(node, f"imports from {node.module}")
-            for alias in node.names:
-                if (root, alias.name) in FORBIDDEN_ATTRIBUTES:
-                    add(node, f"imports {root}.{alias.name}")
-        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            if (node.value.id, node.attr) in FORBIDDEN_ATTRIBUTES:
-                add(node, f"uses {node.value.id}.{node.attr}")
-        elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
-            add(node, f"uses {node.id}")
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            hit = next((s for s in FORBIDDEN_SUBSTRINGS if s in node.value), None)
-            if hit:
-                add(node, f"mentions {hit!r}")
-        if _mentions_simulator(node):
-            add(node, "names the simulated accelerator (code that works on any device never needs to)")
-    return sorted(set(found), key=lambda s: int(s.split()[1].rstrip(":")))
+    """What in the source the source policy (grader/policy.py) refuses, one line each ('line N: what: why')."""
+    return [str(f) for f in policy.findings(source, filename)]
 
 
 def check_source(source: str, display_name: str) -> None:

@@ -650,9 +650,10 @@ def test_scan_passes_ordinary_code_and_sorts_by_line():
     assert integrity.scan("def (:") == []
     src = "\n" * 9 + "import inspect\n" + "import pytest\n" * 1 + "x = eval\n"
     src = "import pytest\n" + src
-    assert integrity.scan(src) == ["line 1: imports pytest", "line 11: imports inspect", "line 12: imports pytest",
-                                   "line 13: uses eval"]
-    assert integrity.scan("from . import x") == []
+    # each finding is 'line N: what: why'
+    assert [": ".join(f.split(": ")[:2]) for f in integrity.scan(src)] == [
+        "line 1: imports pytest", "line 11: imports inspect", "line 12: imports pytest", "line 13: uses eval"]
+    assert integrity.scan("from . import x")[0].startswith("line 1: imports ., a relative import")
 
 
 def test_check_source_message():
@@ -660,8 +661,12 @@ def test_check_source_message():
     with pytest.raises(integrity.IntegrityError) as info:
         integrity.check_source("import pytest\nx = eval\n", "f.py")
     assert str(info.value) == ("f.py reaches for the grader's own machinery, which a fix never needs; it was not graded:"
-                               "\n  line 1: imports pytest\n  line 2: uses eval\nRemove these lines (print() and the "
-                               "error messages are all you need to debug a device bug).")
+                               "\n  line 1: imports pytest: pytest is not among the modules a device fix uses (torch, "
+                               "numpy and a few of the standard library's: see grader/policy.py)"
+                               "\n  line 2: uses eval: it runs code given as a string, which no check has read; a "
+                               "device fix never needs it"
+                               "\nRemove these lines (print() and the error messages are all you need to debug a device "
+                               "bug).")
 
 
 def test_baseline_names_what_was_replaced(monkeypatch):

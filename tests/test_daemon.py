@@ -190,7 +190,7 @@ def test_both_families_are_warmed_up_once_warm(fresh, tmp_path):
     # The real zygote imports WARM_UP_IMPORTS once for both families; the simulated zygote that answers after
     # the warm-up is a fork made after it (grader.workers._serve_forked).
     record = tmp_path / "seen.txt"
-    attempt = _recording(tmp_path, NOISE, record, "'popen_fork' in vars(multiprocessing)")  # a warm-up import
+    attempt = _recording(tmp_path, NOISE, record, "hasattr(multiprocessing, 'popen_fork')")  # a warm-up import
     daemon.ensure()
     assert runner.grade(NOISE, attempt).passed
     assert wait_for(lambda: warm_zygotes(fresh), 60), "the stand-ins never handed over"
