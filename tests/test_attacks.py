@@ -52,15 +52,15 @@ def test_keyboard_interrupt_fails_its_check_and_the_others_still_run(tmp_path):
 
 
 def test_an_exception_whose_message_raises_is_a_failure_not_an_internal_error(tmp_path):
+    # str() of an exception whose only argument is itself recurses until RecursionError: pytest's own report
+    # would call it and end the whole run with an internal error
     g = grade(tmp_path, """
-        class Odd(Exception):
-            def __str__(self):
-                raise ValueError("no")
-
         def masked_mean(x, lengths):
-            raise Odd()
+            problem = RuntimeError()
+            problem.args = (problem,)
+            raise problem
     """)
-    refused(g, "Odd")
+    refused(g, "RuntimeError")
     assert {r.outcome for r in g.results} == {"failed"} and len(g.results) == 4
 
 
@@ -120,7 +120,7 @@ def test_work_on_a_helper_thread_is_refused(tmp_path):
             t.join()
             return _wrong(x, lengths)
     """)
-    refused(g, "threads")
+    refused(g, "thread")  # the source policy refuses the import; grader.audit the start
 
 
 def test_a_timer_left_to_fire_later_is_refused(tmp_path):
@@ -129,10 +129,10 @@ def test_a_timer_left_to_fire_later_is_refused(tmp_path):
         import torch
 
         def masked_mean(x, lengths):
-            threading.Timer(0.01, setattr, (torch, "allclose", lambda *a, **k: True)).start()
+            threading.Timer(0.01, torch.manual_seed, (0,)).start()
             return _wrong(x, lengths)
     """)
-    refused(g, "threads")
+    refused(g, "thread")  # the source policy refuses the import; grader.audit the start
 
 
 def test_a_pool_of_threads_is_refused(tmp_path):
@@ -143,24 +143,27 @@ def test_a_pool_of_threads_is_refused(tmp_path):
             with ThreadPoolExecutor(2) as pool:
                 return pool.submit(_wrong, x, lengths).result()
     """)
-    refused(g, "threads")
+    refused(g, "thread")  # the source policy refuses the import; grader.audit the start
 
 
-def test_a_tensor_subclass_that_answers_allclose(tmp_path):
+def test_a_tensor_subclass_that_answers_for_itself(tmp_path):
+    # No special method: plain methods of a Tensor subclass that the check calls on the result (detach, cpu)
+    # hand back the right answer, computed here, while the function's own result is still the wrong one
     g = grade(tmp_path, """
         import torch
 
-        class Agreeable(torch.Tensor):
-            @classmethod
-            def __torch_function__(cls, func, types, args=(), kwargs=None):
-                if func in (torch.allclose, torch.equal):
-                    return True
-                return torch.Tensor.__torch_function__(func, types, args, kwargs or {})
+        class Answer(torch.Tensor):
+            def detach(self):
+                return self.right
 
         def masked_mean(x, lengths):
-            return _wrong(x, lengths).as_subclass(Agreeable)
+            T = x.shape[1]
+            keep = (torch.arange(T, device=x.device)[None, :] < lengths[:, None]).to(x.dtype).unsqueeze(-1)
+            out = _wrong(x, lengths).as_subclass(Answer)
+            out.right = ((x * keep).sum(1) / lengths[:, None].to(x.dtype)).as_subclass(torch.Tensor)
+            return out
     """)
-    refused(g, "subclass of torch.Tensor", "__torch_function__")
+    refused(g, "subclass of torch.Tensor")
 
 
 def test_a_float_that_multiplies_to_zero(tmp_path):
@@ -179,7 +182,7 @@ def test_a_float_that_multiplies_to_zero(tmp_path):
         def validation_loss(model, batches):
             return Zero(123.0)
     """, ex=course.get("validation_loss"))
-    refused(g, "poses as a number", "Zero")
+    refused(g, "poses as a number", "special method")  # refused by the policy, or by the vetting of results
 
 
 def test_replacing_a_helper_of_the_hidden_check(tmp_path):
