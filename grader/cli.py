@@ -25,10 +25,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from grader import course, daemon, legs, report, runner, targets, workspace
+from grader import course, daemon, report, targets, workspace
 from grader.classroom import cli as classroom_cli
 from grader.progress import Progress
-from grader.targets import UsageError, exercise  # noqa: F401 - grader.watch uses them through this module
+from grader.report import hint_text
+from grader.targets import UsageError, exercise, grade, missing_file_message
 
 console = Console(highlight=False)
 # A terminal gets long lines wrapped at words (the terminal itself would cut them mid-word, "sim:" then "1");
@@ -41,21 +42,6 @@ def _say(text: str, style: str = "") -> None:
 
 
 # ---------------------------------------------------------------------------------------------- helpers
-def missing_file_message(ex: course.Exercise, file: Path) -> str:
-    text = f"{workspace.shown(file)} does not exist."
-    if file == workspace.exercise_file(ex):
-        text += f" `devcourse reset {ex.name}` restores the exercise as shipped."
-    return text
-
-
-def grade(ex: course.Exercise, file: Path, device: str | None = None, timeout: float | None = None) -> runner.Grade:
-    ex = targets.with_timeout(ex, timeout)
-    try:
-        return runner.grade(ex, file, device=device)
-    except (legs.LegError, daemon.DaemonError) as exc:
-        raise UsageError(str(exc)) from None
-
-
 def confirm(question: str) -> bool:
     try:
         answer = console.input(Text(f"{question} [y/N] ", style="bold"))
@@ -190,14 +176,6 @@ def cmd_hint(args) -> int:
     prog.saw_hint(ex, n)
     console.print(hint_text(ex, n))
     return 0
-
-
-def hint_text(ex: course.Exercise, n: int, more: str | None = None) -> Text:
-    """Hint N; `more` says how to get the next one (watch mode: a key)."""
-    text = Text.assemble((f"Hint {n} of {len(ex.hints)}", "bold"), f" for {ex.name}: {ex.hints[n - 1]}")
-    if n < len(ex.hints):
-        text.append(f"\nMore: {more or f'devcourse hint {ex.name}'} (next: hint {n + 1})", style="dim")
-    return text
 
 
 def cmd_reset(args) -> int:

@@ -16,7 +16,7 @@ import shlex
 
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
-from grader import course, report, workspace
+from grader import course, report, targets, workspace
 from grader.progress import Progress
 
 
@@ -58,15 +58,13 @@ def save(name: str, source: str):
 
 def check(name: str, device: str | None = None, timeout: float | None = None):
     """Grade the code that the exercise cell of NAME saved; the result shows as the terminal's report."""
-    from grader import cli
-
     ex = _exercise(name)
     path = workspace.notebook_file(ex)
     if not path.is_file():
         return Shown(lambda c: c.print(f"Run the exercise cell of {ex.name} first (the one that starts with "
                                        f"%%exercise {ex.name}): it saves your code for the check.",
                                        style="red", markup=False))
-    grade = cli.grade(ex, path, device, timeout)
+    grade = targets.grade(ex, path, device, timeout)
     prog = Progress.load()
     if device is None:  # progress comes from full checks only (grader.progress)
         prog.record_check(ex, grade.passed)
@@ -83,15 +81,13 @@ def check(name: str, device: str | None = None, timeout: float | None = None):
 
 
 def hint(name: str, n: int | None = None):
-    from grader import cli
-
     ex = _exercise(name)
     prog = Progress.load()
     n = n if n is not None else min(prog.hints_seen(ex.name) + 1, len(ex.hints))
     if not 1 <= n <= len(ex.hints):
         raise ValueError(f"{ex.name} has hints 1 to {len(ex.hints)}.")
     prog.saw_hint(ex, n)
-    text = cli.hint_text(ex, n)
+    text = report.hint_text(ex, n)
     text.plain = text.plain.replace("devcourse hint", "%devcourse hint")
     return Shown(lambda c: c.print(text))
 

@@ -389,3 +389,11 @@ def summary_table(console: Console, grades: list[Grade]) -> Table:
                        style="red"))
         table.add_row(str(g.exercise.number), g.exercise.name, *row, result)
     return table
+
+
+def hint_text(ex: course.Exercise, n: int, more: str | None = None) -> Text:
+    """Hint N; `more` says how to get the next one (watch mode: a key)."""
+    text = Text.assemble((f"Hint {n} of {len(ex.hints)}", "bold"), f" for {ex.name}: {ex.hints[n - 1]}")
+    if n < len(ex.hints):
+        text.append(f"\nMore: {more or f'devcourse hint {ex.name}'} (next: hint {n + 1})", style="dim")
+    return text

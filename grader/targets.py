@@ -10,7 +10,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from grader import course, workspace
+from grader import course, daemon, legs, runner, workspace
 from grader.progress import Progress
 
 
@@ -94,3 +94,18 @@ def shown_target(ex: course.Exercise, args: argparse.Namespace, file: Path) -> s
 
 def with_timeout(ex: course.Exercise, timeout: float | None) -> course.Exercise:
     return dataclasses.replace(ex, timeout=timeout) if timeout else ex
+
+
+def missing_file_message(ex: course.Exercise, file: Path) -> str:
+    text = f"{workspace.shown(file)} does not exist."
+    if file == workspace.exercise_file(ex):
+        text += f" `devcourse reset {ex.name}` restores the exercise as shipped."
+    return text
+
+
+def grade(ex: course.Exercise, file: Path, device: str | None = None, timeout: float | None = None) -> runner.Grade:
+    ex = with_timeout(ex, timeout)
+    try:
+        return runner.grade(ex, file, device=device)
+    except (legs.LegError, daemon.DaemonError) as exc:
+        raise UsageError(str(exc)) from None

@@ -20,7 +20,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from grader import course, report, workspace
+from grader import course, report, targets, workspace
 from grader.progress import Progress
 
 KEYS = "h hint · r re-check · n next · s skip · l list · q quit"
@@ -103,8 +103,6 @@ class Watcher:
     def check(self) -> None:
         """Start checking the exercise in a thread of its own: keys keep working meanwhile (q quits at once).
         The result comes back as a "graded" event; a newer check makes an older one's result stale."""
-        from grader import cli
-
         file = workspace.exercise_file(self.ex)
         if self.console.is_terminal:
             self.console.clear()
@@ -115,7 +113,7 @@ class Watcher:
         self.generation += 1
         self.passed = False
         if not file.is_file():
-            self.say(cli.missing_file_message(self.ex, file), "red")
+            self.say(targets.missing_file_message(self.ex, file), "red")
             self.footer()
             return
         self.say(f"Checking {workspace.shown(file)} ... (q quits at once)", "dim")
@@ -124,8 +122,8 @@ class Watcher:
 
         def work():
             try:
-                outcome = cli.grade(ex, file, self.device, self.timeout)
-            except cli.UsageError as exc:
+                outcome = targets.grade(ex, file, self.device, self.timeout)
+            except targets.UsageError as exc:
                 outcome = exc
             self.events.put(("graded", (generation, file, outcome)))
 
@@ -153,12 +151,10 @@ class Watcher:
         self.footer()
 
     def hint(self) -> None:
-        from grader import cli
-
         self.prog = Progress.load()
         n = min(self.prog.hints_seen(self.ex.name) + 1, len(self.ex.hints))
         self.prog.saw_hint(self.ex, n)
-        self.say(cli.hint_text(self.ex, n, more="press h again"))
+        self.say(report.hint_text(self.ex, n, more="press h again"))
 
     def move_on(self, skip: bool = False) -> bool:
         """To the next exercise; False when there is none."""
@@ -238,9 +234,7 @@ class Watcher:
 
 def run(name: str | None, manual: bool = False, device: str | None = None, timeout: float | None = None,
         console: Console | None = None) -> int:
-    from grader import cli
-
     prog = Progress.load()
-    ex = cli.exercise(name, prog)
+    ex = targets.exercise(name, prog)
     prog.start(ex)
     return Watcher(ex, console or Console(highlight=False), manual, device, timeout).run()

@@ -12,7 +12,7 @@ it checks, in order:
     python tools/codegen_device_checks.py --check    # exit 1 if that file is not what this torch generates
 
 The table is generated, not hand-written, so that the simulator words every such error as CUDA does; each
-entry the fidelity suite tries on a real GPU confirms it (grader/simulated/fidelity.py).
+entry the fidelity suite tries on a real GPU confirms it (tests/simulated/fidelity.py).
 """
 
 from __future__ import annotations

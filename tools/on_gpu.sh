@@ -30,10 +30,10 @@ ngpu=$(python3 -c 'import torch; print(torch.cuda.device_count())')
 
 if want fidelity; then  # beside the verdicts: their processes use few of the machine's cores and little GPU
   {
-  python3 -m grader.simulated.fidelity --device cuda --out "$out/fidelity_cuda.json" > "$out/fidelity.log" 2>&1
-  python3 -m grader.simulated.fidelity --markdown-from "$out/fidelity_cuda.json" > "$out/fidelity_cuda.md" 2>>"$out/fidelity.log"
+  python3 -m tests.simulated.fidelity --device cuda --out "$out/fidelity_cuda.json" > "$out/fidelity.log" 2>&1
+  python3 -m tests.simulated.fidelity --markdown-from "$out/fidelity_cuda.json" > "$out/fidelity_cuda.md" 2>>"$out/fidelity.log"
   if [ "$ngpu" -gt 1 ]; then
-    CUDA_VISIBLE_DEVICES=0 python3 -m grader.simulated.fidelity --device cuda --out "$out/fidelity_cuda_1gpu.json" >> "$out/fidelity.log" 2>&1
+    CUDA_VISIBLE_DEVICES=0 python3 -m tests.simulated.fidelity --device cuda --out "$out/fidelity_cuda_1gpu.json" >> "$out/fidelity.log" 2>&1
   fi
   python3 tests/simulated/mix_sweep.py cuda --out "$out/cpu_mixes_sweep_cuda.json" --rules "$out/cpu_mixes_cuda.json" \
     >> "$out/fidelity.log" 2>&1

@@ -30,7 +30,7 @@ from torch.utils._pytree import tree_flatten, tree_unflatten  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 from grader.simulated import recorded_mixes  # noqa: E402
-from grader.simulated.fidelity import error_text, normalise  # noqa: E402
+from tests.simulated.fidelity import error_text, normalise  # noqa: E402
 
 SAMPLES_PER_OP = 2
 # _chunk_cat of 0-dim tensors crashes the process on the CPU too; jiterator ops exist on CUDA only.

@@ -8,9 +8,10 @@ import os
 
 import pytest
 
-from grader.simulated import fidelity
+from tests.simulated import fidelity
 
-TABLE = os.path.join(os.path.dirname(fidelity.__file__), "fidelity_cuda.json")
+TABLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "grader", "simulated",
+                     "fidelity_cuda.json")
 
 # Known, documented divergences (case name -> why). Keep in sync with grader/simulated/limits.py.
 KNOWN_DIFFERENCES: dict[str, str] = {
@@ -51,7 +52,7 @@ def test_every_case_runs_on_sim_without_internal_errors(sim_rows):
 def _cuda_rows():
     if not os.path.exists(TABLE):
         pytest.skip(f"{TABLE} missing: record it on a GPU machine with "
-                    "`python -m grader.simulated.fidelity --device cuda --out <file>`")
+                    "`python -m tests.simulated.fidelity --device cuda --out <file>`")
     with open(TABLE) as f:
         return json.load(f)["rows"]
 

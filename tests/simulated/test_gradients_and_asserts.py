@@ -1,6 +1,6 @@
 """What CUDA checks that the simulator must check itself: gradients on the wrong device (the autograd engine skips
 its check for tensor subclasses), generators of the device given to CPU random ops, and device-side asserts.
-Each rule was recorded on real GPUs (grader/simulated/fidelity.py); these tests pin the details around it."""
+Each rule was recorded on real GPUs (tests/simulated/fidelity.py); these tests pin the details around it."""
 
 import subprocess
 import sys

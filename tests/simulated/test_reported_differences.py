@@ -1,5 +1,5 @@
 """Differences from CUDA that engineers writing exercises reported (a-g), each fixed in the simulator.
-The fidelity suite has a case for each (grader/simulated/fidelity.py), to be confirmed on real GPUs."""
+The fidelity suite has a case for each (tests/simulated/fidelity.py), to be confirmed on real GPUs."""
 import io
 import subprocess
 import sys

@@ -5,9 +5,9 @@ returning a small value (or raising).  ``run_all(device_type)`` records per
 case whether it raised, the exception type, the message with the device type
 normalised to ``<dev>``, and a value summary.
 
-    python -m grader.simulated.fidelity --device cuda --out fidelity_cuda.json
-    python -m grader.simulated.fidelity --device sim --markdown
-    python -m grader.simulated.fidelity --markdown-from grader/simulated/fidelity_cuda.json
+    python -m tests.simulated.fidelity --device cuda --out fidelity_cuda.json
+    python -m tests.simulated.fidelity --device sim --markdown
+    python -m tests.simulated.fidelity --markdown-from grader/simulated/fidelity_cuda.json
 
 Cases marked ``needs_2`` are recorded as skipped where fewer than two devices
 exist.  The committed real-GPU table is ``grader/simulated/fidelity_cuda.json``;
