@@ -203,8 +203,8 @@ class _Explainer:
             raise PermissionError(f"your code tried to {event.split('.')[1]} a network socket ({args[1]}): "
                                   "grading runs without network access")
         elif event == "os.kill" and args[0] > 0 and not self._started_by_me(args[0]):
-            raise PermissionError(f"your code tried to signal process {args[0]}, which it did not start: "
-                                  "grading code may signal only its own processes")
+            raise PermissionError(f"your code may not signal the grader's processes (it signalled process "
+                                  f"{args[0]}, which it did not start): it may signal only its own")
 
     def _may_write(self, path) -> bool:
         real = os.path.realpath(os.fsdecode(path))
