@@ -95,7 +95,8 @@ def main() -> None:
         f"device in two workers at once), {args.runs} runs each, isolated and not in alternation (each first "
         "half of the time), two warm daemons:",
         "",
-        "| exercise | isolated: median (ms) | max (ms) | not isolated: median (ms) | max (ms) | difference of medians (ms) |",
+        "| exercise | isolated: median (ms) | max (ms) | not isolated: median (ms) | max (ms) "
+        "| difference of medians (ms) |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, t in rows:

@@ -83,7 +83,8 @@ def code_digest() -> str:
 
     root = Path(__file__).resolve().parent
     files = [root / f"{m}.py" for m in WORKER_MODULES] + sorted((root / "simulated").rglob("*.py"))
-    stamp = [sys.executable, sys.version, f"isolation={sandbox.turned_off()}"] + [f"{f}:{f.stat().st_mtime_ns}" for f in files if f.exists()]
+    stamp = [sys.executable, sys.version, f"isolation off={sandbox.turned_off()}"]
+    stamp += [f"{f}:{f.stat().st_mtime_ns}" for f in files if f.exists()]
     return hashlib.sha256("\n".join(stamp).encode()).hexdigest()[:16]
 
 
@@ -371,7 +372,8 @@ class Zygote:
             rfd, ofd, pid, private = worker.rfd, worker.ofd, worker.start(job, token, exit_code), worker.private
         else:
             spare, self.spare = self.spare, Spare(self.family)
-            rfd, ofd, pid, private = spare.rfd, os.dup(spare.out_fd), spare.start(job, token, exit_code), spare.private
+            rfd, ofd, private = spare.rfd, os.dup(spare.out_fd), spare.private
+            pid = spare.start(job, token, exit_code)
         try:
             lines, output, status, stopped = self._collect(pid, rfd, ofd, float(job["timeout"]))
         finally:

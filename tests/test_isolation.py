@@ -95,6 +95,11 @@ def test_confine_blocks_writes_outside_the_private_folder_in_a_forked_child(tmp_
     assert not outside.exists()
     assert _in_a_confined_child(private, lambda: (private / "mine.txt").write_text("ok")) == "2"
     assert _in_a_confined_child(private, tempfile.gettempdir) == str(private)
+    assert _in_a_confined_child(private, lambda: open("/dev/null", "w").write("x")) == "1"
+    if os.path.isdir("/dev/shm"):  # DataLoader workers share tensors there; semaphores live there
+        assert _in_a_confined_child(private, lambda: tempfile.TemporaryFile(dir="/dev/shm").write(b"x")) == "1"
+    # A pipe of its own reopened by name, as open("/dev/stdout", "w") does in a worker, whose output is a pipe.
+    assert _in_a_confined_child(private, lambda: open(f"/proc/self/fd/{os.pipe()[1]}", "w").write("x")) == "1"
     assert _in_a_confined_child(private, lambda: _in_a_grandchild(outside), kernel_only=True) == "13"  # inherited
     assert not outside.exists()
 
