@@ -298,3 +298,34 @@ def test_status_is_one_line():
     assert "\n" not in ISOLATED.how and ISOLATED.how
     if not sys.platform.startswith("linux"):
         assert not ISOLATED.available
+
+
+@needs_landlock
+def test_the_private_folder_is_the_temporary_folder_and_is_removed_after_the_grading(tmp_path):
+    g = attack(tmp_path, """
+        import tempfile
+        with open(os.path.join(tempfile.gettempdir(), "scratch.txt"), "w") as f:  # allowed: its own folder
+            f.write("x")
+        raise RuntimeError("private folder: " + tempfile.gettempdir() + " ;")
+    """)
+    folder = Path(messages(g).split("private folder: ")[1].split(" ;")[0])
+    assert folder.name.startswith(sandbox.PRIVATE_PREFIX) and folder.parent == Path(tempfile.gettempdir())
+    assert not folder.exists()
+
+
+@needs_landlock
+def test_spawned_workers_are_confined_too(tmp_path, monkeypatch):
+    # Where fork is unsafe (macOS; DEVCOURSE_WORKERS=spawn), each job runs in a spare started ahead of it.
+    monkeypatch.setenv("DEVCOURSE_DAEMON_DIR", str(tmp_path / "daemon"))
+    monkeypatch.setenv("DEVCOURSE_WORKERS", "spawn")
+    target = ROOT / "grader" / "checks" / "conftest.py"
+    try:
+        g = attack(tmp_path, f"""
+            with open({str(target)!r}, "w") as f:
+                f.write("")
+        """)
+        assert f"your code tried to write {target}" in messages(g)
+        assert not target.exists()
+        the_solution_still_passes()
+    finally:
+        daemon.stop(tmp_path / "daemon")
