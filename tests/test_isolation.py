@@ -50,6 +50,7 @@ def the_solution_still_passes(device="cpu"):
     g = runner.grade(EX, EX.solution_file, device=device)
     assert g.passed, [r.message for r in g.failures]
     assert g.isolation and not g.unisolated, g.isolation
+    assert all(i["how"] == ISOLATED.how for i in g.isolation), g.isolation  # confined with one thread
 
 
 # ------------------------------------------------------------------------------------------------ confine()
@@ -102,6 +103,30 @@ def test_confine_blocks_writes_outside_the_private_folder_in_a_forked_child(tmp_
     assert _in_a_confined_child(private, lambda: open(f"/proc/self/fd/{os.pipe()[1]}", "w").write("x")) == "1"
     assert _in_a_confined_child(private, lambda: _in_a_grandchild(outside), kernel_only=True) == "13"  # inherited
     assert not outside.exists()
+
+
+@needs_landlock
+def test_confine_says_when_threads_started_before_it_stay_unconfined(private):
+    def with_a_thread():
+        import threading
+
+        stop = threading.Event()
+        threading.Thread(target=stop.wait).start()
+        try:
+            return sandbox.confine(private).how
+        finally:
+            stop.set()
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.write(w, with_a_thread().encode())
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        how = f.read()
+    os.waitpid(pid, 0)
+    assert how == f"{ISOLATED.how} (1 thread(s) started before were not confined)"
 
 
 def _in_a_grandchild(path: Path) -> int:
