@@ -318,11 +318,11 @@ def _started_at(ticks) -> float:
     return int(ticks) / os.sysconf("SC_CLK_TCK")
 
 
-def test_a_check_is_graded_by_a_worker_started_before_it_and_stop_ends_the_next_one(fresh, tmp_path):
+def test_a_check_is_graded_by_a_worker_started_before_it_and_stop_ends_the_next_one(fresh, tmp_path, shared):
     # An idle zygote keeps a handler and its worker started (on a GPU machine, with CUDA's context made), so a
     # check does not wait for them; stop ends the one waiting for the next check too.
     mm = course.get("masked_mean")
-    record = tmp_path / "worker.txt"
+    record = shared / "worker.txt"
     attempt = tmp_path / "attempt.py"
     attempt.write_text(
         "import os\n"
@@ -347,12 +347,12 @@ def test_a_check_is_graded_by_a_worker_started_before_it_and_stop_ends_the_next_
 
 
 @pytest.mark.skipif(not glob.glob("/dev/nvidia[0-9]*"), reason="needs an NVIDIA GPU")
-def test_on_a_gpu_machine_the_next_ready_worker_starts_while_a_check_runs(fresh, tmp_path):
+def test_on_a_gpu_machine_the_next_ready_worker_starts_while_a_check_runs(fresh, tmp_path, shared):
     # Its CUDA contexts take 0.3 to 0.5 s: a check sent right after another must not wait for them. Each real
     # worker records when its grading began and when its process started, then takes a second: the worker of
     # the next check must have started while this one was grading (not after it ended, as on a CPU machine).
     mm = course.get("masked_mean")
-    record = tmp_path / "workers.txt"
+    record = shared / "workers.txt"
     attempt = tmp_path / "attempt.py"
     attempt.write_text(  # the simulated family's processes have CUDA_VISIBLE_DEVICES="" (grader.workers)
         "import os, time\n"
