@@ -288,6 +288,8 @@ def print_grade(console: Console, grade: Grade, file_shown: str | None = None, h
     note = machine_note(grade)
     if note:
         console.print(Text(f"Note: {note}", style="dim"))
+    for why in grade.unisolated:  # nothing when isolated: the usual case stays quiet
+        console.print(Text(f"graded without isolation: {why}", style="yellow"))
     for f in failures(grade):
         console.print()
         console.print(failure_block(console, f, file_shown))
@@ -304,6 +306,8 @@ def grade_json(grade: Grade, file_shown: str | None = None) -> dict:
         "passed": grade.passed,
         "points": grade.exercise.points if grade.passed else 0,
         "legs": grade.legs(),
+        "isolated": bool(grade.isolation) and not grade.unisolated,
+        "isolation": grade.isolation,
         "results": [{"check": r.check, "leg": r.leg, "outcome": r.outcome, "message": r.message, "output": r.output,
                      "trace": [{"line": ln, "function": fn, "code": code} for ln, fn, code in r.trace]}
                     for r in grade.results],

@@ -37,6 +37,13 @@ class Grade:
     submission: Path
     results: list[CheckResult] = field(default_factory=list)
     device: str | None = None  # the --device asked for, if not every leg
+    # How each grading process was confined (grader.sandbox): {"spec", "isolated", "how"}.
+    isolation: list[dict] = field(default_factory=list)
+
+    @property
+    def unisolated(self) -> list[str]:
+        """Why some process graded without isolation, each reason once (none when every one was isolated)."""
+        return list(dict.fromkeys(i["how"] for i in self.isolation if not i["isolated"]))
 
     @property
     def ran(self) -> list[CheckResult]:
@@ -131,6 +138,8 @@ def _grade(exercise: Exercise, submission: Path, device: str | None = None) -> G
         if "error" in answer:
             answer = {"results": [{"check": "(grader process)", "leg": job["spec"], "outcome": "failed",
                                    "message": f"the grader could not run: {answer['error']}"}]}
+        if answer.get("isolation"):
+            result.isolation.append({"spec": job["spec"], **answer["isolation"]})
         for r in answer["results"]:
             trace = tuple(tuple(f) for f in r.get("trace") or () if isinstance(f, list) and len(f) == 3)
             result.results.append(CheckResult(r["check"], r["leg"] or "-", r["outcome"],

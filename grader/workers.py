@@ -42,7 +42,7 @@ import sys
 import time
 from pathlib import Path
 
-from grader import legs, limits
+from grader import legs, limits, sandbox
 
 # Taken before any learner code can replace them.
 _exit = os._exit
@@ -74,16 +74,18 @@ def use_fork() -> bool:
 #: The grader's modules a worker runs (graders under checks/ are imported fresh by each worker, and the
 #: front ends never run in one): a zygote older than any of them is stale.
 WORKER_MODULES = ("__init__", "plugin", "expect", "instruments", "integrity", "submission", "legs", "limits",
-                  "workers")
+                  "sandbox", "workers")
 
 
 def code_digest() -> str:
-    """Changes whenever the code a worker runs, or the Python running it, changes."""
+    """Changes whenever the code a worker runs, the Python running it, or whether workers are isolated
+    (DEVCOURSE_ISOLATION, read by the daemon's processes) changes."""
     import hashlib
 
     root = Path(__file__).resolve().parent
     files = [root / f"{m}.py" for m in WORKER_MODULES] + sorted((root / "simulated").rglob("*.py"))
-    stamp = [sys.executable, sys.version] + [f"{f}:{f.stat().st_mtime_ns}" for f in files if f.exists()]
+    stamp = [sys.executable, sys.version, f"isolation off={sandbox.turned_off()}"]
+    stamp += [f"{f}:{f.stat().st_mtime_ns}" for f in files if f.exists()]
     return hashlib.sha256("\n".join(stamp).encode()).hexdigest()[:16]
 
 
@@ -104,6 +106,17 @@ def _work(job: dict, wfd: int, token: str, exit_code: int, out_fd: int | None) -
     """Body of a worker process. Never returns. Its output goes to `out_fd` (a pipe the zygote drains)."""
     _start_worker(out_fd)
     _run(job, wfd, token, exit_code)
+
+
+#: How this worker was confined (_confine), before any learner code ran; sent with its records.
+_isolation: sandbox.Isolation | None = None
+
+
+def _confine(private_dir) -> None:
+    """Confine this worker (grader.sandbox) while it has one thread: Landlock restricts the calling thread and
+    what it starts later, so CUDA's and PyTorch's threads, started afterwards, are confined too."""
+    global _isolation
+    _isolation = sandbox.confine(private_dir)
 
 
 def _start_worker(out_fd: int | None) -> None:
@@ -144,6 +157,8 @@ def _run(job: dict, wfd: int, token: str, exit_code: int) -> None:
         integrity.guard_processes()
         _limit_host_memory(job["spec"])
         _one_cpu_thread()
+        isolation = _isolation or sandbox.Isolation(False, "this grading process was not confined (a grader bug)")
+        send({"isolation": isolation.how, "isolated": isolation.available})  # before "collected" (judge)
         rc = pytest.main(_pytest_args(job), plugins=[plugin, pytest_timeout, plugin.ChannelReporter(send)])
         send({"end": int(rc)})
     except BaseException as exc:  # noqa: BLE001 - whatever happened, the zygote must hear of it
@@ -214,8 +229,10 @@ class Spare:
 
     def __init__(self, family: str):
         self.rfd, self.wfd = os.pipe()
+        self.private = sandbox.private_folder()  # the worker's only writable folder; removed after its job
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "grader.workers", "spare", "--family", family, "--fd", str(self.wfd)],
+            [sys.executable, "-m", "grader.workers", "spare", "--family", family, "--fd", str(self.wfd),
+             "--private", str(self.private)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             pass_fds=(self.wfd,), start_new_session=True, text=True,
         )
@@ -236,6 +253,7 @@ class ForkedWorker:
         self.rfd, wfd = os.pipe()
         self.ofd, owfd = os.pipe()
         jr, self.jw = os.pipe()
+        self.private = sandbox.private_folder()  # the worker's only writable folder; removed after its job
         self.pid = _fork()
         if self.pid == 0:
             try:
@@ -249,6 +267,7 @@ class ForkedWorker:
                     with contextlib.suppress(OSError):
                         os.close(fd)
                 _start_worker(owfd)
+                _confine(self.private)  # before CUDA starts threads
                 if warm_gpus:
                     _start_gpus()
                 with os.fdopen(jr, "rb") as f:
@@ -272,6 +291,7 @@ class ForkedWorker:
             os.close(fd)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
+        sandbox.remove(self.private)
 
 
 class ReadyHandler:
@@ -353,16 +373,18 @@ class Zygote:
         token, exit_code = secrets.token_hex(16), 64 + secrets.randbelow(60)
         if self.fork:
             worker = worker or ForkedWorker(self)
-            rfd, ofd, pid = worker.rfd, worker.ofd, worker.start(job, token, exit_code)
+            rfd, ofd, pid, private = worker.rfd, worker.ofd, worker.start(job, token, exit_code), worker.private
         else:
             spare, self.spare = self.spare, Spare(self.family)
-            rfd, ofd, pid = spare.rfd, os.dup(spare.out_fd), spare.start(job, token, exit_code)
+            rfd, ofd, private = spare.rfd, os.dup(spare.out_fd), spare.private
+            pid = spare.start(job, token, exit_code)
         try:
             lines, output, status, stopped = self._collect(pid, rfd, ofd, limits.wall_limit(float(job["timeout"])))
         finally:
             os.close(rfd)
             os.close(ofd)
         leftovers = self._stop_leftovers(pid)
+        sandbox.remove(private)  # once nothing of the worker runs
         return judge(lines, token, exit_code, status, stopped, leftovers, output, job)
 
     def _collect(self, pid: int, rfd: int, ofd: int, timeout: float):
@@ -463,6 +485,7 @@ OUTCOMES = ("passed", "failed", "skipped")
 def judge(lines, token, exit_code, status, stopped, leftovers, tail, job) -> dict:
     """The results of one job, from what the zygote itself can vouch for."""
     collected, results, seen, forged, end, error, stopped_why = None, [], set(), 0, None, None, None
+    isolation = None
     for line in lines:
         try:
             rec = json.loads(line)
@@ -474,6 +497,8 @@ def judge(lines, token, exit_code, status, stopped, leftovers, tail, job) -> dic
         elif collected is None:
             if isinstance(rec.get("collected"), list):
                 collected = {tuple(c) for c in rec["collected"]}
+            elif "isolation" in rec and isolation is None:  # sent by the worker before any learner code ran
+                isolation = {"isolated": rec.get("isolated") is True, "how": str(rec["isolation"])}
             elif "error" in rec or "end" in rec:  # pytest could not start
                 error = rec.get("error") or f"pytest exit code {rec['end']}"
             else:
@@ -525,7 +550,7 @@ def judge(lines, token, exit_code, status, stopped, leftovers, tail, job) -> dic
                         "Wait for (join) every process you start.")
     results += [{"check": "(grader process)", "leg": spec, "outcome": "failed", "message": p, "seconds": 0}
                 for p in problems]
-    return {"results": results}
+    return {"results": results, "isolation": isolation}
 
 
 def _last_lines(text: str, n: int = 5) -> str:
@@ -551,6 +576,7 @@ def _prepare_common() -> None:
     from grader import course, expect, instruments, integrity, plugin  # noqa: F401
 
     instruments.warm_up()
+    sandbox.status()  # imports the Landlock binding once, for every worker forked from here
     # What pytest.main would import in every worker.
     _import_all([f"_pytest.{name}" for name in _pytest_config.default_plugins] + list(FIRST_JOB_IMPORTS))
     _freeze()
@@ -720,6 +746,9 @@ def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | 
             if until in ready:
                 return "handed"
             conn, _ = server.accept()
+            if sandbox.from_a_grading_process(conn):  # learner code asking to grade or to stop (grader.sandbox)
+                conn.close()
+                continue
             zygote.private_fds = [server.fileno(), conn.fileno(), *([until] if until is not None else [])]
             stop = False
             try:
@@ -808,6 +837,7 @@ def _serve(family: str, folder: Path, digest: str, keep: frozenset[int] = frozen
         _unlink_if_ours(path, mine)
         if zygote.spare:
             zygote.spare.proc.kill()
+            sandbox.remove(zygote.spare.private)
 
 
 def _unlink_if_ours(path: Path, inode: int) -> None:
@@ -889,7 +919,8 @@ def serve(folder: Path) -> None:
             sim.terminate()
 
 
-def _spare_main(family: str, fd: int) -> None:
+def _spare_main(family: str, fd: int, private: str) -> None:
+    _confine(private)  # first, while this new process has one thread
     _prepare(family)
     _warm_up()  # a spare is started ahead of its job, so its warm-up costs no one a wait
     request = json.loads(sys.stdin.readline() or "{}")
@@ -905,13 +936,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--family", choices=FAMILIES)
     p.add_argument("--fd", type=int)
     p.add_argument("--digest")
+    p.add_argument("--private")
     args = p.parse_args(argv)
     if args.role == "serve":
         serve(args.dir)
     elif args.role == "zygote":
         _serve(args.family, args.dir, args.digest)
     else:
-        _spare_main(args.family, args.fd)
+        _spare_main(args.family, args.fd, args.private)
 
 
 if __name__ == "__main__":

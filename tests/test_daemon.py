@@ -9,9 +9,11 @@ import dataclasses
 import glob
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -176,6 +178,20 @@ def test_checks_are_graded_while_the_zygotes_warm_up_and_after(fresh):
     assert runner.grade(NOISE, NOISE.exercise_file).passed is False  # the shipped bug still fails
 
 
+@pytest.fixture
+def shared():
+    """A folder submissions may write to and the test reads: grading workers write only to a private folder
+    and /dev/shm (grader/sandbox.py), so it is made in /dev/shm where there is one."""
+    folder = Path(tempfile.mkdtemp(dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def record(shared):
+    return shared / "seen.txt"
+
+
 def _recording(tmp_path: Path, exercise, record: Path, what: str) -> Path:
     """The exercise's solution, which first appends `what` (an expression, evaluated as the grader imports it)
     and the accelerator its process sees to `record`."""
@@ -186,10 +202,9 @@ def _recording(tmp_path: Path, exercise, record: Path, what: str) -> Path:
     return attempt
 
 
-def test_both_families_are_warmed_up_once_warm(fresh, tmp_path):
+def test_both_families_are_warmed_up_once_warm(fresh, tmp_path, record):
     # The real zygote imports WARM_UP_IMPORTS once for both families; the simulated zygote that answers after
     # the warm-up is a fork made after it (grader.workers._serve_forked).
-    record = tmp_path / "seen.txt"
     attempt = _recording(tmp_path, NOISE, record, "hasattr(multiprocessing, 'popen_fork')")  # a warm-up import
     daemon.ensure()
     assert runner.grade(NOISE, attempt).passed
@@ -200,12 +215,11 @@ def test_both_families_are_warmed_up_once_warm(fresh, tmp_path):
     assert len(seen) == 2 and all(seen.values()), seen  # the real legs' process and the simulated legs' one
 
 
-def test_the_simulated_legs_see_no_gpu_and_the_real_legs_every_gpu(fresh, tmp_path):
+def test_the_simulated_legs_see_no_gpu_and_the_real_legs_every_gpu(fresh, tmp_path, record):
     # On a GPU machine: code that looks for CUDA on the simulated legs finds none, as on a laptop, and the real
     # legs find every GPU (the zygote they fork from never counted them). Checked on 2 x H100 (tools/GPU_RUNS.md).
     import torch
 
-    record = tmp_path / "seen.txt"
     attempt = _recording(tmp_path, NOISE, record, "(torch.cuda.is_available(), torch.cuda.device_count())")
     for _ in range(2):  # a check answered by the stand-ins, then one by the warm zygotes
         assert runner.grade(NOISE, attempt).passed
@@ -261,11 +275,10 @@ def test_learner_code_can_import_dtensor_on_the_simulator(tmp_path):
     assert any(r.leg.startswith("sim") for r in g.ran)
 
 
-def test_a_zygote_grades_jobs_at_once(tmp_path):
+def test_a_zygote_grades_jobs_at_once(tmp_path, shared):
     # Two submissions that each wait for the other to have started: they pass only if graded side by side.
     mm = dataclasses.replace(course.get("masked_mean"), timeout=30)
-    meeting = tmp_path / "meeting"
-    meeting.mkdir()
+    meeting = shared
     files = []
     for me, other in ((0, 1), (1, 0)):
         f = tmp_path / f"learner{me}.py"
@@ -305,11 +318,11 @@ def _started_at(ticks) -> float:
     return int(ticks) / os.sysconf("SC_CLK_TCK")
 
 
-def test_a_check_is_graded_by_a_worker_started_before_it_and_stop_ends_the_next_one(fresh, tmp_path):
+def test_a_check_is_graded_by_a_worker_started_before_it_and_stop_ends_the_next_one(fresh, tmp_path, shared):
     # An idle zygote keeps a handler and its worker started (on a GPU machine, with CUDA's context made), so a
     # check does not wait for them; stop ends the one waiting for the next check too.
     mm = course.get("masked_mean")
-    record = tmp_path / "worker.txt"
+    record = shared / "worker.txt"
     attempt = tmp_path / "attempt.py"
     attempt.write_text(
         "import os\n"
@@ -334,12 +347,12 @@ def test_a_check_is_graded_by_a_worker_started_before_it_and_stop_ends_the_next_
 
 
 @pytest.mark.skipif(not glob.glob("/dev/nvidia[0-9]*"), reason="needs an NVIDIA GPU")
-def test_on_a_gpu_machine_the_next_ready_worker_starts_while_a_check_runs(fresh, tmp_path):
+def test_on_a_gpu_machine_the_next_ready_worker_starts_while_a_check_runs(fresh, tmp_path, shared):
     # Its CUDA contexts take 0.3 to 0.5 s: a check sent right after another must not wait for them. Each real
     # worker records when its grading began and when its process started, then takes a second: the worker of
     # the next check must have started while this one was grading (not after it ended, as on a CPU machine).
     mm = course.get("masked_mean")
-    record = tmp_path / "workers.txt"
+    record = shared / "workers.txt"
     attempt = tmp_path / "attempt.py"
     attempt.write_text(  # the simulated family's processes have CUDA_VISIBLE_DEVICES="" (grader.workers)
         "import os, time\n"

@@ -1,0 +1,120 @@
+"""What confining every grading worker (grader/sandbox.py) costs: confine() itself, in forked children, and a
+whole check of an exercise's solution graded with and without isolation, in alternation (two warm daemons of
+their own, one started with DEVCOURSE_ISOLATION=off), so that the machine's load falls on both alike.
+
+    python benchmarks/isolation_cost.py --runs 10 --out benchmarks/results/isolation_cost.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from grader import course, daemon, runner, sandbox  # noqa: E402
+
+
+def confine_times(n: int) -> list[float]:
+    """Seconds confine() takes, each in a fresh fork (it cannot be undone)."""
+    sandbox.status()  # imported and probed once, as the zygote does before it forks its workers
+    times = []
+    for _ in range(n):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            private = sandbox.private_folder()
+            start = time.perf_counter()
+            iso = sandbox.confine(private)
+            os.write(w, f"{time.perf_counter() - start if iso.available else -1}".encode())
+            os._exit(0)
+        os.close(w)
+        with os.fdopen(r) as f:
+            times.append(float(f.read()))
+        os.waitpid(pid, 0)
+    for folder in Path(tempfile.gettempdir()).glob(f"{sandbox.PRIVATE_PREFIX}*"):
+        sandbox.remove(folder)  # the forks' own folders (a zygote's handler removes them)
+    return times
+
+
+def grade_time(exercise, where: Path, isolation: str) -> float:
+    os.environ["DEVCOURSE_DAEMON_DIR"] = str(where)
+    os.environ[sandbox.OFF_VARIABLE] = isolation
+    start = time.perf_counter()
+    g = runner.grade(exercise, exercise.solution_file)
+    took = time.perf_counter() - start
+    assert g.passed, [r.message for r in g.failures]
+    assert bool(g.unisolated) == (isolation == "off"), g.isolation
+    return took
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--runs", type=int, default=10)
+    p.add_argument("--exercises", nargs="+", default=["masked_mean", "train_anywhere"])
+    p.add_argument("--out", type=Path)
+    args = p.parse_args()
+    load_before = os.getloadavg()
+    confine = confine_times(20)
+    daemons = {mode: Path(tempfile.mkdtemp(prefix="devcourse-bench-")) for mode in ("on", "off")}
+    rows = []
+    try:
+        for name in args.exercises:
+            ex = course.get(name)
+            for mode, where in daemons.items():
+                grade_time(ex, where, mode)  # warm: the daemon started, its first check made
+                grade_time(ex, where, mode)
+            times = {"on": [], "off": []}
+            for run in range(args.runs):
+                for mode in (("on", "off") if run % 2 else ("off", "on")):  # each first as often
+                    times[mode].append(grade_time(ex, daemons[mode], mode))
+            rows.append((name, times))
+    finally:
+        for mode, where in daemons.items():
+            os.environ[sandbox.OFF_VARIABLE] = mode
+            daemon.stop(where)
+    load_after = os.getloadavg()
+    ms = lambda xs: f"{1000 * statistics.median(xs):.0f}"  # noqa: E731
+    lines = [
+        "# What isolating a grading worker costs",
+        "",
+        f"Machine: {platform.node()}, {os.cpu_count()} cores ({platform.machine()}), Linux {platform.release()}, "
+        f"Python {platform.python_version()}; {sandbox.status().how}. The machine was shared with other "
+        "engineers' test runs while this ran: compare the columns of one row, not the rows with other files.",
+        "",
+        f"`confine()` in a fresh fork (ruleset, rules for /, the private folder, /dev files, restrict_self, the "
+        f"audit hook), 20 runs: median {1e6 * statistics.median(confine):.0f} µs, max {1e6 * max(confine):.0f} µs.",
+        "",
+        f"A warm check of the exercise's solution (`runner.grade`, every leg: the real legs and the simulated "
+        f"device in two workers at once), {args.runs} runs each, isolated and not in alternation (each first "
+        "half of the time), two warm daemons:",
+        "",
+        "| exercise | isolated: median (ms) | max (ms) | not isolated: median (ms) | max (ms) "
+        "| difference of medians (ms) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, t in rows:
+        diff = 1000 * (statistics.median(t["on"]) - statistics.median(t["off"]))
+        lines.append(f"| {name} | {ms(t['on'])} | {1000 * max(t['on']):.0f} | {ms(t['off'])} | "
+                     f"{1000 * max(t['off']):.0f} | {diff:+.0f} |")
+    lines += [
+        "",
+        f"Load average (1 / 5 / 15 min): before {' / '.join(f'{x:.2f}' for x in load_before)}; after "
+        f"{' / '.join(f'{x:.2f}' for x in load_after)}.",
+        "",
+        "Reproduce: `python benchmarks/isolation_cost.py --runs 10 --out benchmarks/results/isolation_cost.md`",
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

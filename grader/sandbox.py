@@ -1,0 +1,235 @@
+"""Confine a grading worker by the operating system, so that a submission cannot reach beyond its own grading.
+
+`confine(private_dir)` restricts the calling process (and every process it starts later) with Linux's Landlock
+security module, through the `landlockpy` binding: it may write only inside `private_dir` (which becomes its
+temporary and cache folder), /dev/null, /dev/shm (DataLoader workers share tensors and semaphores there) and
+the NVIDIA device files; it reads everything else (the submission, torch, the checks). Where the running
+kernel's Landlock ABI allows it, it also may not open TCP connections or listen (ABI 4), use a device's ioctls
+outside the GPU's (ABI 5), signal a process or reach an abstract Unix socket outside its own domain (ABI 6),
+or connect to a Unix socket file outside its folder (ABI 9). Tracing (ptrace, /proc/PID/mem) of processes
+outside the domain is refused by Landlock at every ABI. Each worker confines itself into a domain of its own,
+so one worker cannot signal or trace another.
+
+Landlock acts on the calling thread and the threads and processes it starts afterwards (ABI 8's TSYNC, which
+would take the other threads along, is not on most kernels yet): a worker confines itself right after it is
+forked, while it has only one thread, before CUDA or PyTorch start theirs (grader.workers.ForkedWorker).
+
+`status()` says, in one line, what `confine` does on this machine, or why grading runs without isolation
+(macOS, an old kernel, a container that forbids Landlock, DEVCOURSE_ISOLATION=off).
+`from_a_grading_process(conn)` tells the daemon's zygotes to refuse requests from a grading worker: Landlock
+below ABI 9 does not stop a connect() to the daemon's socket files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import glob
+import os
+import platform
+import shutil
+import socket
+import struct
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+OFF_VARIABLE = "DEVCOURSE_ISOLATION"  # "off": grade without isolation (to debug the grader)
+PRIVATE_PREFIX = "devcourse-worker-"
+#: Variables that tell the libraries learner code may use where to write: all point into the private folder.
+WRITABLE_PLACES = ("TMPDIR", "TEMP", "TMP", "XDG_CACHE_HOME", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR",
+                   "CUDA_CACHE_PATH", "TORCH_EXTENSIONS_DIR", "MPLCONFIGDIR")
+#: What a GPU needs besides reading: its device files (opened read-write, driven by ioctl) and, on some hosts,
+#: the sockets of NVIDIA's persistence and multi-process daemons.
+GPU_DEVICES = ("/dev/nvidia*", "/dev/nvidia-caps/*")
+GPU_SOCKET_FOLDERS = ("/run/nvidia-persistenced", "/var/run/nvidia-persistenced", "/tmp/nvidia-mps")
+
+
+@dataclass(frozen=True)
+class Isolation:
+    available: bool
+    how: str  # one line: what the grading process may do, or why it is not isolated
+
+
+def turned_off() -> bool:
+    return os.environ.get(OFF_VARIABLE, "").strip().lower() == "off"
+
+
+@functools.cache
+def status() -> Isolation:
+    """What `confine` does on this machine (cheap after the first call)."""
+    if turned_off():
+        return Isolation(False, f"isolation was turned off ({OFF_VARIABLE}=off)")
+    if not sys.platform.startswith("linux"):
+        name = "macOS" if sys.platform == "darwin" else platform.system() or sys.platform
+        return Isolation(False, f"{name}: no isolation (Landlock, which the grader uses, is Linux's)")
+    try:
+        import landlockpy
+    except ImportError:
+        return Isolation(False, "the landlockpy package is missing (pip install landlockpy)")
+    try:
+        abi = landlockpy.abi_version()
+    except OSError as exc:
+        abi, why = 0, f": {exc.strerror}"
+    else:
+        why = ""
+    if abi < 1:
+        return Isolation(False, f"Landlock is not available on this kernel (Linux {platform.release()}{why}; it "
+                                "needs 5.13 or later with landlock among its security modules, and a container "
+                                "that allows it)")
+    return Isolation(True, describe(abi))
+
+
+def describe(abi: int) -> str:
+    """What a worker confined at this Landlock ABI may not do, in one line."""
+    limits = ["writes only to a private folder"]
+    if abi < 3:
+        limits.append("(truncating other files is not stopped below ABI 3)")
+    limits.append("no TCP" if abi >= 4 else "network not restricted (ABI < 4)")
+    limits.append("no signals, tracing or abstract sockets outside it" if abi >= 6
+                  else "no tracing outside it (signals are not restricted below ABI 6)")
+    if abi >= 9:
+        limits.append("no Unix socket files outside it")
+    return f"Landlock ABI {abi}: " + ", ".join(limits)
+
+
+def private_folder() -> Path:
+    """A new folder for one worker (mode 0700, under the system's temporary folder): made by the process that
+    starts the worker, removed by it (`remove`) after the worker ended."""
+    return Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX))
+
+
+def remove(folder: Path | str | None) -> None:
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def confine(private_dir: Path | str) -> Isolation:
+    """Irreversibly restrict this process and all its future children (see the module's docstring) and make
+    `private_dir` where libraries write. Call it while the process has one thread. Never raises: where it
+    cannot confine, the returned Isolation says why and grading goes on unconfined."""
+    private_dir = Path(private_dir)
+    _write_into(private_dir)
+    state = status()
+    if not state.available:
+        return state
+    others = _threads() - 1
+    try:
+        _restrict(private_dir)
+    except Exception as exc:  # noqa: BLE001 - the grade goes on, and its report says it was not isolated
+        return Isolation(False, f"Landlock could not confine the grading process: {type(exc).__name__}: {exc}")
+    sys.addaudithook(_Explainer(private_dir))
+    if others > 0:  # a caller's mistake (see the module's docstring), said where the isolation is described
+        return Isolation(True, f"{state.how} ({others} thread(s) started before were not confined)")
+    return state
+
+
+def _threads() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
+
+
+def _write_into(private_dir: Path) -> None:
+    for name in WRITABLE_PLACES:
+        os.environ[name] = str(private_dir)
+    tempfile.tempdir = str(private_dir)  # tempfile keeps the folder it found first
+
+
+def _restrict(private_dir: Path) -> None:
+    from landlockpy import AccessFS, Ruleset, Scope, fs_for_abi, abi_version
+
+    every = fs_for_abi(abi_version())  # each right this kernel can refuse is refused unless granted below
+    read = AccessFS.READ_FILE | AccessFS.READ_DIR | AccessFS.EXECUTE
+    file_rights = AccessFS.READ_FILE | AccessFS.WRITE_FILE | AccessFS.TRUNCATE
+    device = AccessFS.READ_FILE | AccessFS.WRITE_FILE | AccessFS.IOCTL_DEV
+    with Ruleset(scoped=Scope.SIGNAL | Scope.ABSTRACT_UNIX_SOCKET) as rules:  # network: all handled, none granted
+        rules.allow_path("/", read)
+        rules.allow_path(private_dir, every)
+        for path in ("/dev/null", "/dev/zero", "/dev/full"):
+            with contextlib.suppress(FileNotFoundError):
+                rules.allow_path(path, file_rights)
+        with contextlib.suppress(FileNotFoundError):  # shared memory of DataLoader workers, semaphores
+            rules.allow_path("/dev/shm", every & ~AccessFS.EXECUTE)
+        for path in sorted({p for pattern in GPU_DEVICES for p in glob.glob(pattern)}):
+            if not os.path.isdir(path):
+                with contextlib.suppress(OSError):
+                    rules.allow_path(path, device)
+        for path in GPU_SOCKET_FOLDERS:
+            if os.path.isdir(path):
+                rules.allow_path(path, AccessFS.RESOLVE_UNIX)
+        rules.restrict()  # and no_new_privs: no setuid program regains what this took
+
+
+def from_a_grading_process(conn: socket.socket) -> bool:
+    """Whether the peer of a Unix socket connection is a grading process (a daemon's zygote, handler or worker)
+    or runs under one: learner code asking a daemon to grade or to stop. Its pid comes from the kernel
+    (SO_PEERCRED) and its ancestors from /proc; learner code cannot change the command lines of the grading
+    processes above it. False where this cannot be told (no /proc: macOS, where no worker is confined)."""
+    try:
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except (OSError, AttributeError):
+        return False
+    pid = struct.unpack("3i", creds)[0]
+    seen = set()
+    while pid > 1 and pid not in seen:
+        seen.add(pid)
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"grader.workers" in f.read().split(b"\0"):  # python -m grader.workers ...
+                    return True
+            with open(f"/proc/{pid}/stat") as f:
+                pid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+    return False
+
+
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+class _Explainer:
+    """An audit hook that turns what Landlock would refuse with a bare "Permission denied" into an error that
+    says why, before the kernel is asked: a write outside the private folder, a TCP connection, a signal to a
+    process the code did not start. Only the message: the kernel's refusal is what protects, and it still
+    refuses whatever goes around Python's audit events (native code)."""
+
+    def __init__(self, private_dir: Path):
+        self.private = os.path.realpath(private_dir)
+        self.me = os.getpid()
+
+    def __call__(self, event: str, args: tuple) -> None:
+        if event == "open":
+            path, mode, flags = args
+            writes = (flags or 0) & WRITE_FLAGS or any(c in (mode or "") for c in "wax+")
+            if writes and isinstance(path, (str, bytes, os.PathLike)) and not self._may_write(path):
+                raise PermissionError(f"your code tried to write {os.fsdecode(path)}: grading runs with write "
+                                      "access only to a private temporary folder (tempfile.gettempdir(), "
+                                      "$TMPDIR)")
+        elif event in ("socket.connect", "socket.bind") and args[0].family in (socket.AF_INET, socket.AF_INET6):
+            raise PermissionError(f"your code tried to {event.split('.')[1]} a network socket ({args[1]}): "
+                                  "grading runs without network access")
+        elif event == "os.kill" and args[0] > 0 and not self._started_by_me(args[0]):
+            raise PermissionError(f"your code may not signal the grader's processes (it signalled process "
+                                  f"{args[0]}, which it did not start): it may signal only its own")
+
+    def _may_write(self, path) -> bool:
+        real = os.path.realpath(os.fsdecode(path))
+        if real.startswith(("/proc/", "/dev/")):  # /dev/stdout (a pipe), a GPU's files: the kernel decides
+            return True
+        return real == self.private or real.startswith(self.private + os.sep)
+
+    def _started_by_me(self, pid: int) -> bool:
+        seen = set()
+        while pid > 1 and pid not in seen:
+            if pid == self.me or pid == os.getpid():
+                return True
+            seen.add(pid)
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    pid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                return True  # gone, or not ours to tell: the kernel decides
+        return False
