@@ -183,8 +183,9 @@ def test_a_module_written_into_site_packages_is_refused(tmp_path):
     site = Path(sysconfig.get_paths()["purelib"])
     target = site / "devcourse_isolation_probe.py"
     g = attack(tmp_path, """
-        import sysconfig
-        folder = sysconfig.get_paths()["purelib"]
+        import sys  # the source policy refuses sysconfig; the path can be built all the same
+        folder = os.path.join(sys.prefix, "lib", f"python{sys.version_info.major}.{sys.version_info.minor}",
+                              "site-packages")
         with open(os.path.join(folder, "devcourse_isolation_probe.py"), "w") as f:
             f.write("PWNED = True\\n")
     """)
@@ -255,8 +256,8 @@ def test_a_tcp_connection_to_a_local_server_is_refused(tmp_path):
     with socket.create_server(("127.0.0.1", 0)) as server:
         port = server.getsockname()[1]
         g = attack(tmp_path, f"""
-            import socket
-            socket.create_connection(("127.0.0.1", {port}), timeout=5).sendall(b"grade me")
+            from multiprocessing.connection import Client  # the source policy refuses socket, not this
+            Client(("127.0.0.1", {port})).send_bytes(b"grade me")
         """)
         assert "grading runs without network access" in messages(g), messages(g)
         server.setblocking(False)
