@@ -136,7 +136,7 @@ class SimTensor(torch.Tensor):
 
     # --- host reads of device values: sync points, recorded as host reads ----------------------
     def __repr__(self, *, tensor_contents=None):
-        with reason("print/repr"):
+        with reason("print/repr", "print", self._idx):  # printing reads the values: a host read, as on CUDA
             sync("print/repr", self._idx)
             s = torch._tensor_str._str(self, tensor_contents=tensor_contents)
         if s.startswith("Parameter(") and s.endswith(")"):

@@ -1,4 +1,5 @@
-"""Copies that change the dtype as CUDA makes them, and pinned memory from factories (issue 27, point 2).
+"""Copies that change the dtype as CUDA makes them, pinned memory from factories, and printing as a host read
+(issue 27, point 2).
 
 CUDA's copy (copy_kernel_cuda) converts on the device when non_blocking=True: the source dtype crosses into a
 device temporary of that dtype, converted after the copy (on an H100: 96 MiB of device memory at the peak for
@@ -128,3 +129,11 @@ def test_pinned_memory_for_a_device_tensor_is_refused_as_on_cuda():
     with pytest.raises(RuntimeError, match="Only dense CPU tensors can be pinned"):
         torch.empty(2, device="sim:0", pin_memory=True)
     assert config.DEVICE_TYPE == "sim"
+
+
+def test_printing_a_device_tensor_is_recorded_as_a_host_read():
+    x = torch.arange(4.0, device="sim:1")
+    with gs.record() as rec:
+        print(x)
+        str([x, x])
+    assert [(r.reason, r.device) for r in rec.host_reads] == [("print", "sim:1")] * 3
