@@ -86,9 +86,13 @@ def pinned_factory(make):
 
 
 def install():
+    from .script_errors import keep_builtin
+
     for name in FACTORIES:
         if hasattr(torch, name):
-            setattr(torch, name, pinned_factory(getattr(torch, name)))
+            wrapper = pinned_factory(getattr(torch, name))
+            setattr(torch, name, wrapper)
+            keep_builtin(wrapper)  # TorchScript compiles it as the aten op it wraps
     for name in METHODS:
         if hasattr(torch.Tensor, name):
             setattr(torch.Tensor, name, pinned_factory(getattr(torch.Tensor, name)))

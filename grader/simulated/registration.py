@@ -260,6 +260,8 @@ def _patch_current_device():
     originals = {torch.tensor, torch.as_tensor}
     torch.tensor = _current_device_wrapper(torch.tensor, 99, by_default=True)
     torch.as_tensor = _current_device_wrapper(torch.as_tensor, 2, by_default=True)
+    script_errors.keep_builtin(torch.tensor)
+    script_errors.keep_builtin(torch.as_tensor)
     # torch.set_default_device fills in the device of the functions in this set (cached at its first use),
     # which C++ names by the original builtins.
     _device_constructors().update(originals)

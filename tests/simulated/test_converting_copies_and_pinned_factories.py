@@ -137,3 +137,13 @@ def test_printing_a_device_tensor_is_recorded_as_a_host_read():
         print(x)
         str([x, x])
     assert [(r.reason, r.device) for r in rec.host_reads] == [("print", "sim:1")] * 3
+
+
+def test_torchscript_compiles_the_factories_the_simulator_wraps():
+    # TorchScript knows torch.zeros, torch.tensor... by identity: the wrappers (pin_memory, the current device)
+    # must compile as the aten ops they stand for
+    @torch.jit.script
+    def made(x):
+        return x + torch.zeros(3) + torch.ones(3) + torch.tensor([1.0, 2.0, 3.0]) + torch.as_tensor(x)
+
+    assert made(torch.ones(3)).tolist() == [4.0, 5.0, 6.0]
