@@ -342,15 +342,17 @@ def _counting_prints(m: Measurement):
     """Count each device tensor printed (`print(t)`, `str(t)`, `repr(t)`, an f-string of more than one value) as
     one host read: printing reads the values, so Python waits for the device. `_str` turns dispatch modes off
     and, on CUDA, makes dozens of waits of its own (the module docstring): they are this one read, not more.
-    One printed tensor is one read, whatever printing calls inside (the outermost `_str` on this thread)."""
+    One printed tensor is one read, whatever printing calls inside (the outermost `_str`), counted on the
+    measuring thread only, as the dispatch mode counts."""
     if m.device.type == "cpu":
         return contextlib.nullcontext()
     original = torch._tensor_str._str
+    measuring = threading.get_ident()
 
     @functools.wraps(original)
     def printed(self, *args, **kwargs):
         outermost = not getattr(_at_work, "printing", False)
-        if outermost:
+        if outermost and threading.get_ident() == measuring:
             try:
                 if _is_device(self, m.device):
                     m.host_reads += 1
