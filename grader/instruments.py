@@ -16,7 +16,14 @@ from C++, and the simulator's mirror of it. CUDA also reports the waits inside o
 `.item()`), counted by the dispatch mode already: a report that comes while an operation, or one of the
 grader's wrappers, runs on the measuring thread is not counted again. Printing a tensor turns dispatch modes
 off while it reads the values (33 waits reported for one `str(x)` on an H100, fourteenth session), so the
-grader stands in for `torch._tensor_str._str` too: printing counts on no leg, as dispatch never saw it.
+grader stands in for `torch._tensor_str._str`: `print(t)`, `str(t)`, `repr(t)` or an f-string of a device
+tensor counts as one host read per printed tensor on every leg (the chapter lists print(t) among the syncs),
+and the waits inside it are not counted again.
+
+A copy that also changes the dtype crosses in the dtype of the side that does not convert: CUDA's copy
+(copy_kernel_cuda) converts on the device when non_blocking=True (the source dtype crosses to the device, the
+destination dtype back from it) and on the CPU otherwise; MPS's always move the destination dtype.
+`Copy.nbytes` are the bytes that cross.
 
 Copies made below the dispatcher, the values of `torch.tensor(list, device=...)` (and `torch.as_tensor`,
 `x.new_tensor`), are counted by wrapping those functions the same way.
@@ -29,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -61,6 +69,8 @@ class Copy:
     dst: str
     nbytes: int
     blocking: bool = True  # False: non_blocking=True into pinned memory, where Python does not wait
+    dtype: torch.dtype | None = None  # the dtype that crossed
+    converted_on: str | None = None  # where a copy that changed the dtype converted: "device" or "cpu"
 
 
 @dataclass
@@ -71,7 +81,8 @@ class Measurement:
     h2d: list[Copy] = field(default_factory=list)
     d2h: list[Copy] = field(default_factory=list)
     d2d: list[Copy] = field(default_factory=list)
-    host_reads: int = 0  # device values read by Python: .item(), int(t), bool(t), if t: ...
+    host_reads: int = 0  # device values read by Python: .item(), int(t), bool(t), if t:, print(t) ...
+    printed: int = 0  # of those, device tensors printed (print(t), str(t), repr(t), an f-string)
     data_dependent: list[str] = field(default_factory=list)  # nonzero, masked_select, ... on the device
     kernels: int = 0  # operations run on the device
     peak_bytes: int | None = None  # peak device memory allocated inside the block (None: not known here)
@@ -117,9 +128,12 @@ class Measurement:
         if unawaited:
             parts.append(f"{plural(unawaited, 'copy', 'copies')} to the CPU with non_blocking=True that nothing "
                          "waited for (their values may not have arrived when Python reads them)")
-        if self.host_reads:
-            parts.append(f"{plural(self.host_reads, 'read', 'reads')} of a {self.device} value by Python (.item(), "
-                         "int(), float(), bool(), .tolist() or an if on a tensor)")
+        if self.host_reads - self.printed:
+            parts.append(f"{plural(self.host_reads - self.printed, 'read', 'reads')} of a {self.device} value by "
+                         "Python (.item(), int(), float(), bool(), .tolist() or an if on a tensor)")
+        if self.printed:
+            parts.append(f"{plural(self.printed, 'tensor', 'tensors')} printed (print(t) of a {self.device} tensor: "
+                         "Python waits for the device to read its values)")
         if syncs:
             parts.append(f"{plural(syncs, 'explicit synchronisation', 'explicit synchronisations')} of "
                          f"{self.device} (synchronize())")
@@ -147,6 +161,40 @@ def _has_mask(indices) -> bool:
 
 def _nbytes(t: torch.Tensor) -> int:
     return t.numel() * t.element_size()
+
+
+def _non_blocking(is_to_copy: bool, args, kwargs) -> bool:
+    if is_to_copy:
+        return bool(kwargs.get("non_blocking", False))
+    return bool(args[2] if len(args) > 2 else kwargs.get("non_blocking", False))
+
+
+def _crossing(kind: str, src: torch.Tensor, dst: torch.Tensor, is_to_copy: bool, kwargs, args):
+    """The dtype that crosses between host and device, and where a change of dtype runs ("device", "cpu" or
+    None). A copy that changes the dtype converts on the device when non_blocking (the source dtype crosses to
+    the device, the converted one back), on the CPU otherwise (copy_kernel_cuda; measured on an H200, float32
+    to float16 with non_blocking: 512 bytes for 128 values)."""
+    if kind == "d2d" or src.dtype == dst.dtype:
+        return dst.dtype, None
+    device = (dst if kind == "h2d" else src).device.type
+    if not _converts_like_cuda(device):
+        return dst.dtype, "cpu" if kind == "h2d" else "device"
+    on_device = _non_blocking(is_to_copy, args, kwargs)
+    crosses_as_source = (kind == "h2d") == on_device
+    return (src if crosses_as_source else dst).dtype, "device" if on_device else "cpu"
+
+
+def _converts_like_cuda(device_type: str) -> bool:
+    """Whether copies to and from this kind of device convert as CUDA's do (the bytes that cross depend on
+    non_blocking). MPS's do not: copy_to_mps_ converts on the CPU first, copy_from_mps_ casts straight into the
+    host's destination (unified memory), so the destination dtype is what moves either way. The simulator
+    follows the profile it was installed with."""
+    if device_type == "mps":
+        return False
+    config = sys.modules.get("grader.simulated.config")
+    if config is not None and device_type == config.DEVICE_TYPE:
+        return config.PROFILE != "mps"
+    return True
 
 
 _COMPOSITE: dict = {}  # op -> whether it has a CompositeImplicitAutograd kernel
@@ -208,12 +256,13 @@ class _Counter(TorchDispatchMode):
                 kind = ("d2h" if dst.device.type == "cpu" else "h2d" if src.device.type == "cpu" else "d2d")
                 blocking = True
                 if kind == "d2h":
-                    non_blocking = (kwargs.get("non_blocking", False) if func is aten._to_copy.default
-                                    else (args[2] if len(args) > 2 else kwargs.get("non_blocking", False)))
+                    non_blocking = _non_blocking(func is aten._to_copy.default, args, kwargs)
                     # into pageable memory CUDA's copy returns once done: a wait all the same
                     blocking = not (non_blocking and dst.is_pinned())
                     m.unawaited_d2h = m.unawaited_d2h + 1 if not blocking else 0
-                getattr(m, kind).append(Copy(str(src.device), str(dst.device), _nbytes(dst), blocking))
+                crossed, converted_on = _crossing(kind, src, dst, func is aten._to_copy.default, kwargs, args)
+                getattr(m, kind).append(Copy(str(src.device), str(dst.device), dst.numel() * crossed.itemsize,
+                                             blocking, crossed, converted_on))
                 return
         if dev.type == "cpu":  # everything is on the CPU: an op that makes a tensor ran there
             on_device = any(True for _ in _tensors(out))
@@ -284,19 +333,42 @@ def _counting_stream_waits(m: Measurement, mod):
     entry = (m, threading.get_ident())
     _listening.append(entry)
     try:
-        with _standing_in([(torch._tensor_str, "_str", _at_work_in(torch._tensor_str._str))]):
-            yield
+        yield
     finally:
         _listening.remove(entry)
 
 
-def _at_work_in(original):
-    """`original`, with the waits it makes counted by no one (see the module docstring: printing)."""
+def _counting_prints(m: Measurement):
+    """Count each device tensor printed (`print(t)`, `str(t)`, `repr(t)`, an f-string of more than one value) as
+    one host read: printing reads the values, so Python waits for the device. `_str` turns dispatch modes off
+    and, on CUDA, makes dozens of waits of its own (the module docstring): they are this one read, not more.
+    One printed tensor is one read, whatever printing calls inside (the outermost `_str`), counted on the
+    measuring thread only, as the dispatch mode counts."""
+    if m.device.type == "cpu":
+        return contextlib.nullcontext()
+    original = torch._tensor_str._str
+    measuring = threading.get_ident()
+
     @functools.wraps(original)
-    def at_work(*args, **kwargs):
-        with _torch_at_work():
-            return original(*args, **kwargs)
-    return at_work
+    def printed(self, *args, **kwargs):
+        outermost = not getattr(_at_work, "printing", False)
+        if outermost and threading.get_ident() == measuring:
+            try:
+                if _is_device(self, m.device):
+                    m.host_reads += 1
+                    m.printed += 1
+                    m.unawaited_d2h = 0  # the host waited for everything queued, those copies too
+            except Exception:  # counting must never change what the learner's code does
+                pass
+        _at_work.printing = True
+        try:
+            with _torch_at_work():
+                return original(self, *args, **kwargs)
+        finally:
+            if outermost:
+                _at_work.printing = False
+
+    return _standing_in([(torch._tensor_str, "_str", printed)])
 
 
 def warm_up() -> None:
@@ -382,7 +454,7 @@ def _counting_host_data(m: Measurement, mod):
             try:
                 if isinstance(data, (list, tuple)) and isinstance(out, torch.Tensor) and _is_device(out, m.device) \
                         and (m.device.index is None or out.device.index == m.device.index):
-                    m.h2d.append(Copy("cpu", str(out.device), _nbytes(out)))
+                    m.h2d.append(Copy("cpu", str(out.device), _nbytes(out), dtype=out.dtype))
             except Exception:  # counting must never change what the learner's code does
                 pass
             return out
@@ -407,7 +479,8 @@ def measure(device: torch.device | str):
     peak_known = mod is not None and hasattr(mod, "reset_peak_memory_stats") and hasattr(mod, "max_memory_allocated")
     if peak_known:
         mod.reset_peak_memory_stats(device)
-    with _Counter(m), _counting_syncs(m, mod), _counting_host_data(m, mod), _counting_stream_waits(m, mod):
+    with _Counter(m), _counting_syncs(m, mod), _counting_host_data(m, mod), _counting_stream_waits(m, mod), \
+            _counting_prints(m):
         yield m
     if peak_known:
         m.peak_bytes = int(mod.max_memory_allocated(device))

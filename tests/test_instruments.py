@@ -70,6 +70,20 @@ SNIPPETS = {
     "tensor_from_list": "torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=x.device)",
     "new_tensor_from_list": "x.new_tensor([1.0, 2.0])",
     "tensor_from_scalar": "torch.tensor(0.0, device=x.device)",
+    # Printing reads the values: one wait per printed device tensor, whatever printing does inside.
+    "print_fstring": "f'{x}'",
+    "print_one_value": "str(x.sum())",
+    "print_cpu_copy": "str(x.cpu())",
+    "print_module_and_list": "str(torch.nn.Linear(3, 2).to(x.device))\nstr([x, x])",
+    # A copy that changes the dtype: the bytes that cross (128 values, float32 -> float16 and back as float64).
+    "to_half": "torch.ones(128).to(x.device, torch.float16)",
+    "to_half_non_blocking": "torch.ones(128).to(x.device, torch.float16, non_blocking=True)",
+    "to_half_non_blocking_pinned": "h = torch.ones(128)\nh = h.pin_memory() if x.device.type != 'cpu' else h\n"
+                                   "h.to(x.device, torch.float16, non_blocking=True)",
+    "copy_into_half_non_blocking": "torch.empty(128, dtype=torch.float16, device=x.device)"
+                                   ".copy_(torch.ones(128), non_blocking=True)",
+    "back_as_double": "torch.ones(128, device=x.device).to('cpu', torch.float64)",
+    "back_as_double_non_blocking": "torch.ones(128, device=x.device).to('cpu', torch.float64, non_blocking=True)",
 }
 # The same under torch.inference_mode(), where composite ops such as .to() reach the instruments unsplit.
 INFERENCE = ("cpu", "to_cpu", "made_on_cpu_then_moved", "device_work", "item", "nonzero")
@@ -93,15 +107,16 @@ for name, code in snippets.items():
         exec(code, {"torch": torch, "x": x})
     out[name] = {"h2d": len(m.h2d), "d2h": len(m.d2h), "reads": m.host_reads, "round_trips": m.round_trips,
                  "data_dependent": len(m.data_dependent), "kernels": m.kernels, "syncs": m.explicit_syncs,
-                 "waits": m.waits}
+                 "waits": m.waits, "printed": m.printed, "h2d_bytes": [c.nbytes for c in m.h2d],
+                 "d2h_bytes": [c.nbytes for c in m.d2h], "described": m.describe_waits()}
     if dev.type != "cpu":
         torch.accelerator.set_device_index(0)
 print(json.dumps(out))
 """
 
 
-def counts(device: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", SCRIPT, device, json.dumps(SNIPPETS)], cwd=ROOT,
+def counts(device: str, snippets: dict = SNIPPETS) -> dict:
+    done = subprocess.run([sys.executable, "-c", SCRIPT, device, json.dumps(snippets)], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
@@ -173,6 +188,42 @@ def test_waiting_for_a_stream_or_an_event_is_a_wait(on_sim, name):
 def test_waits_inside_operations_are_not_explicit_ones(on_sim, name):
     for dev, c in on_sim.items():
         assert c[name]["syncs"] == 0, (dev, c[name])
+
+
+@pytest.mark.parametrize("name, printed", [("printed", 1), ("printed_many", 11), ("print_fstring", 1),
+                                           ("print_one_value", 1), ("print_module_and_list", 2)])
+def test_printing_a_device_tensor_is_one_read_per_tensor(on_sim, name, printed):
+    # print(loss) every step passed loss_item_each_step while printing counted on no leg; CUDA waits for the
+    # values to print them (33 waits reported inside one str(x) on an H100: they are one read). A module's repr
+    # shows no values; a list's shows each tensor.
+    for dev, c in on_sim.items():
+        assert c[name]["printed"] == printed and c[name]["reads"] == printed, (dev, c[name])
+        assert c[name]["waits"] == printed and c[name]["syncs"] == 0, (dev, c[name])
+        assert f"print(t) of a {dev} tensor: Python waits for the device" in c[name]["described"], (dev, c[name])
+    for dev, c in on_sim.items():  # a CPU tensor printed reads nothing of the device (the copy back is the wait)
+        assert c["print_cpu_copy"]["printed"] == 0 and c["print_cpu_copy"]["waits"] == 1, (dev, c["print_cpu_copy"])
+
+
+def test_printing_on_the_cpu_counts_nothing():
+    printing = ("printed", "printed_many", "print_fstring", "print_module_and_list")
+    cpu = counts("cpu", {name: SNIPPETS[name] for name in printing})
+    for name in printing:
+        assert cpu[name]["printed"] == 0 and cpu[name]["waits"] == 0, (name, cpu[name])
+
+
+@pytest.mark.parametrize("name, h2d, d2h", [
+    ("to_half", [256], []),  # blocking: converted on the CPU, float16 crosses
+    ("to_half_non_blocking", [512], []),  # converted on the device after the copy: float32 crosses
+    ("to_half_non_blocking_pinned", [512], []),
+    ("copy_into_half_non_blocking", [512], []),
+    ("back_as_double", [], [512]),  # blocking: float32 crosses, converted on the CPU
+    ("back_as_double_non_blocking", [], [1024]),  # converted on the device first: float64 crosses
+])
+def test_a_copy_that_converts_counts_the_bytes_that_cross(on_sim, name, h2d, d2h):
+    # CUDA converts on the device when non_blocking=True and on the CPU otherwise (copy_kernel_cuda; 512 bytes
+    # against 256 measured with the profiler on an H200): a wrong prepare_batch passed, a right one failed.
+    for dev, c in on_sim.items():
+        assert c[name]["h2d_bytes"] == h2d and c[name]["d2h_bytes"] == d2h, (dev, c[name])
 
 
 def test_non_blocking_copies_back_cost_the_wait_that_covers_them(on_sim):

@@ -46,7 +46,7 @@ Memory capacity per device: 80 GiB unless ``install(memory_capacity=...)``,
 
 What ``record()`` collects (instruments.py): ``h2d``/``d2h``/``d2d`` copies,
 ``syncs`` (sync points with a reason), ``host_reads`` (``.item()``, ``int()``,
-``float()``, ``bool()``/``if t:``, ``.tolist()``, ``operator.index`` of device
+``float()``, ``bool()``/``if t:``, ``.tolist()``, ``operator.index``, printing of device
 values), ``races`` (host writes to pinned memory while a non_blocking copy from
 it was in flight), ``launches`` and ``ops``.
 

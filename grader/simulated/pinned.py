@@ -3,10 +3,17 @@
 The CPU kernels of ``aten::is_pinned`` / ``aten::_pin_memory`` are replaced at install: pinning clones
 the tensor into a CPU storage that is flagged "pinned" (tracked by storage address, cleared when the
 storage dies).  The flag decides whether a ``non_blocking`` copy is asynchronous (see clock.py).
-Pinning a device tensor fails as on CUDA (``_pin_memory`` only accepts dense CPU tensors)."""
+Pinning a device tensor fails as on CUDA (``_pin_memory`` only accepts dense CPU tensors).
+
+A factory asked for pinned memory (``torch.empty(..., pin_memory=True)``, ``torch.zeros``, ``x.new_empty``...)
+takes it from the accelerator's pinned allocator, which C++ asks the PrivateUse1 hooks for
+(``getPinnedMemoryAllocator``): a Python backend cannot provide one, and every such call raised. ``install``
+wraps the Python factories that take ``pin_memory`` instead: they make an ordinary CPU tensor, flagged pinned,
+as CUDA gives a page-locked one."""
 
 from __future__ import annotations
 
+import functools
 import weakref
 
 import torch
@@ -53,3 +60,39 @@ def pin_memory_kernel(self, device=None):
 
 def is_pinned_kernel(self, device=None):
     return is_pinned_cpu(self)
+
+
+#: The functions of torch (and methods of Tensor) with a pin_memory argument that Python code calls.
+FACTORIES = ("empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like", "empty_strided",
+             "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "arange", "range",
+             "linspace", "logspace", "eye", "tensor", "scalar_tensor")
+METHODS = ("new_empty", "new_zeros", "new_ones", "new_full", "new_empty_strided", "new_tensor")
+
+
+def pinned_factory(make):
+    """`make`, giving a pinned CPU tensor for pin_memory=True without the pinned allocator (the module docstring)."""
+    @functools.wraps(make)
+    def factory(*args, **kwargs):
+        if not kwargs.get("pin_memory"):
+            return make(*args, **kwargs)
+        kwargs["pin_memory"] = False
+        out = make(*args, **kwargs)
+        if out.device.type != "cpu":
+            # empty_cuda: TORCH_CHECK(!pin_memory_opt.has_value() || !*pin_memory_opt, "Only dense CPU tensors
+            # can be pinned")
+            raise RuntimeError("Only dense CPU tensors can be pinned")
+        return mark_pinned(out)
+    return factory
+
+
+def install():
+    from .script_errors import keep_builtin
+
+    for name in FACTORIES:
+        if hasattr(torch, name):
+            wrapper = pinned_factory(getattr(torch, name))
+            setattr(torch, name, wrapper)
+            keep_builtin(wrapper)  # TorchScript compiles it as the aten op it wraps
+    for name in METHODS:
+        if hasattr(torch.Tensor, name):
+            setattr(torch.Tensor, name, pinned_factory(getattr(torch.Tensor, name)))

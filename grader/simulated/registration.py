@@ -4,7 +4,9 @@ What it changes in the process, and why each is needed:
 
 * the PrivateUse1 slot is renamed ``sim``, with torch.sim (device_module.py), the Python hooks and device
   guard, and PrivateUse1 kernels for ``empty``/``empty_strided``/copies/``_local_scalar_dense`` (tensor.py);
-* the CPU kernels of ``is_pinned`` / ``_pin_memory`` (pinned.py);
+* the CPU kernels of ``is_pinned`` / ``_pin_memory``, and the factories that take ``pin_memory=True``
+  (``torch.empty``, ``torch.zeros``, ``x.new_empty``...), which would ask C++ for the pinned allocator that a
+  Python backend cannot register (pinned.py);
 * ``torch.Generator`` / ``torch.Stream`` / ``torch.Event`` become stand-ins that return sim objects for a
   sim device (generators.py, streams.py) and the real classes otherwise;
 * ``torch._C._accelerator_*`` serve the sim (accelerator.py), autocast kernels on AutocastPrivateUse1
@@ -52,8 +54,8 @@ import torch
 import torch.nn.functional as F
 from torch.utils._device import _device_constructors
 
-from . import (accelerator, autocast, comm, config, generators, gradients, half_fft, script_errors, sdpa, serialization,
-               streams)
+from . import (accelerator, autocast, comm, config, generators, gradients, half_fft, pinned, script_errors, sdpa,
+               serialization, streams)
 from .clock import clock
 from .device_module import _DeviceModule
 from .pinned import is_pinned_kernel, pin_memory_kernel
@@ -258,6 +260,8 @@ def _patch_current_device():
     originals = {torch.tensor, torch.as_tensor}
     torch.tensor = _current_device_wrapper(torch.tensor, 99, by_default=True)
     torch.as_tensor = _current_device_wrapper(torch.as_tensor, 2, by_default=True)
+    script_errors.keep_builtin(torch.tensor)
+    script_errors.keep_builtin(torch.as_tensor)
     # torch.set_default_device fills in the device of the functions in this set (cached at its first use),
     # which C++ names by the original builtins.
     _device_constructors().update(originals)
@@ -330,6 +334,7 @@ def register(count: int, profile: str, capacity=None) -> None:
     _patch_set_data()
     _patch_optim()
     _patch_current_device()
+    pinned.install()  # after _patch_current_device, which keeps torch.tensor's builtin for set_default_device
     torch.ctc_loss = _ctc_loss_with_length_lists(torch.ctc_loss)
     F.scaled_dot_product_attention = sdpa.with_cuda_kernel_checks(F.scaled_dot_product_attention)
     serialization.install_map_location()

@@ -136,7 +136,7 @@ class SimTensor(torch.Tensor):
 
     # --- host reads of device values: sync points, recorded as host reads ----------------------
     def __repr__(self, *, tensor_contents=None):
-        with reason("print/repr"):
+        with reason("print/repr", "print", self._idx):  # printing reads the values: a host read, as on CUDA
             sync("print/repr", self._idx)
             s = torch._tensor_str._str(self, tensor_contents=tensor_contents)
         if s.startswith("Parameter(") and s.endswith(")"):
@@ -541,6 +541,8 @@ def op_copy_(func, args, kwargs):
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         if src.device.type != "cpu":
             raise RuntimeError(f"copy_ from {src.device} to {dst.device} is not supported by the simulator")
+        if src.dtype != dst.dtype:
+            return _converting_h2d(dst, src, non_blocking)
         pinned = is_pinned_cpu(src)
         n = _nbytes(src)
         launch(dst._idx, copy_cost(n), "copy_")
@@ -556,6 +558,11 @@ def op_copy_(func, args, kwargs):
     # device -> host
     if dst.device.type != "cpu":
         raise RuntimeError(f"copy_ from {src.device} to {dst.device} is not supported by the simulator")
+    if src.dtype != dst.dtype and (non_blocking or config.PROFILE == "mps"):
+        # CUDA converts on the device first when non_blocking (copy_kernel_cuda), into device memory of the
+        # destination dtype: the converted bytes cross. Blocking, it converts on the CPU after the source bytes
+        # crossed (below). MPS casts into the host's destination: the destination dtype, either way.
+        src = src.to(dst.dtype)
     pinned = is_pinned_cpu(dst)
     n = _nbytes(src)
     launch(src._idx, copy_cost(n), "copy_")
@@ -567,6 +574,22 @@ def op_copy_(func, args, kwargs):
         return dst
     sync("to_cpu_blocking" if not non_blocking else "d2h_pageable", src._idx)
     dst.copy_(src._data)
+    return dst
+
+
+def _converting_h2d(dst, src, non_blocking):
+    """A copy to the device that changes the dtype, made as CUDA's copy_kernel_cuda makes it. With non_blocking the
+    conversion runs on the device: the source dtype crosses (from pinned memory, asynchronously, if the source is
+    pinned) into device memory of that dtype, converted into `dst` after the copy, so the device holds both at
+    once (a 64 MiB float32 tensor to float16: 96 MiB at the peak on an H100, 32 MiB blocking). Blocking, the CPU
+    converts first and the converted bytes cross, as MPS does either way."""
+    src = src.expand(dst.shape)
+    if not non_blocking or config.PROFILE == "mps":  # copy_to_mps_ converts on the CPU, blocking or not
+        dst.copy_(src.to(dst.dtype).contiguous(), non_blocking=non_blocking)
+        return dst
+    staged = torch.empty(dst.shape, dtype=src.dtype, device=dst.device)
+    staged.copy_(src.contiguous(), non_blocking=True)
+    dst.copy_(staged)
     return dst
 
 

@@ -513,6 +513,61 @@ def _c_nb_h2d_sync_write(dev):
     return y.cpu()
 
 
+@case("combined to(device, float16): peak device memory, blocking and non_blocking")
+def _c_to_half_peak(dev):
+    # copy_kernel_cuda converts on the device when non_blocking: float32 crosses into a temporary of its own
+    # dtype (issue 27; 96 MiB against 32 MiB for 64 MiB of float32 on an H100)
+    x = torch.ones(1024, 1024)  # 4 MiB of float32
+    peaks = []
+    for non_blocking in (False, True):
+        torch.accelerator.synchronize(dev)
+        base = torch.accelerator.memory_allocated(dev)
+        torch.accelerator.reset_peak_memory_stats(dev)
+        y = x.to(dev, torch.float16, non_blocking=non_blocking)
+        torch.accelerator.synchronize(dev)
+        peaks.append((torch.accelerator.max_memory_allocated(dev) - base) / 2**20)
+        del y
+    return peaks
+
+
+@case("combined to(device, float16, non_blocking=True) from pinned memory, then use")
+def _c_to_half_pinned(dev):
+    x = torch.linspace(-2, 2, 8).pin_memory()
+    y = x.to(dev, torch.float16, non_blocking=True)
+    return [(y * 2).cpu().tolist(), y.dtype]
+
+
+@case("combined to(cpu, float64, non_blocking=True), then synchronize")
+def _c_to_double_back(dev):
+    x = torch.linspace(-2, 2, 8, device=dev)
+    y = x.to("cpu", torch.float64, non_blocking=True)
+    torch.accelerator.synchronize(dev)
+    return [y.tolist(), y.dtype, y.is_pinned()]
+
+
+@case("pin_memory=True factories give pinned CPU tensors")
+def _c_pinned_factories(dev):
+    made = [torch.empty(3, pin_memory=True), torch.zeros(2, 2, pin_memory=True), torch.ones(3, pin_memory=True),
+            torch.full((2,), 7.0, pin_memory=True), torch.empty_like(torch.ones(2), pin_memory=True),
+            torch.arange(3, pin_memory=True), torch.tensor([1.0, 2.0], pin_memory=True),
+            torch.ones(2).new_zeros(3, pin_memory=True)]
+    return [(t.device, t.is_pinned()) for t in made]
+
+
+@case("pinned torch.empty as the target of a non_blocking copy back, then synchronize")
+def _c_pinned_empty_copy_back(dev):
+    x = torch.arange(6.0, device=dev) * 3
+    host = torch.empty(6, pin_memory=True)
+    host.copy_(x, non_blocking=True)
+    torch.accelerator.synchronize(dev)
+    return host.tolist()
+
+
+@case("pin_memory=True for a device tensor")
+def _c_pinned_device_factory(dev):
+    return torch.empty(2, device=dev, pin_memory=True)
+
+
 # ---------------------------------------------------------------- generators (issue 11)
 @case("device Generator reproduces randn")
 def _c_gen_device(dev):

@@ -1,7 +1,9 @@
 """Grader for prepare_batch: right values, float32 on the device, and each tensor copied once in its smaller
 dtype: the uint8 images as uint8 (convert after the copy), the float64 targets as float32 (convert before or
-during the copy). Host-to-device copies and their bytes are counted with grader.instruments.measure, the same
-on every leg; on the CPU there is nothing to copy."""
+during the copy). Host-to-device copies and the bytes that really cross are counted with
+grader.instruments.measure, the same on every leg: a combined .to(device, dtype, non_blocking=True) converts on
+the device after the copy, so the old dtype crosses (images: right; targets: wrong). On the CPU there is nothing
+to copy."""
 
 import torch
 
@@ -51,7 +53,14 @@ def test_each_tensor_crosses_once_in_its_smaller_dtype(submission, device):
     if n_img * 4 in sizes:
         problems.append(f"the images crossed as float32 ({n_img * 4} bytes, 4 per pixel): move the uint8 images "
                         f"first ({n_img} bytes), then convert them on the device")
-    if n_tgt * 8 in sizes:
+    as_float64 = [c for c in m.h2d if c.nbytes == n_tgt * 8]
+    if any(c.converted_on == "device" for c in as_float64):
+        # .to(device, torch.float32, non_blocking=True): the copy runs first, the conversion on the device
+        problems.append(f"the targets crossed as float64 ({n_tgt * 8} bytes): with non_blocking=True, "
+                        f".to(device, torch.float32) copies first and converts on {device}; convert on the CPU "
+                        f"before the copy, targets.float().to(device, non_blocking=True), or make the combined "
+                        f"call blocking ({n_tgt * 4} bytes)")
+    elif as_float64:
         problems.append(f"the targets crossed as float64 ({n_tgt * 8} bytes): convert them to float32 before or "
                         f"during the copy, .to(device, torch.float32) ({n_tgt * 4} bytes)")
     if problems or total > best or len(sizes) > 2:

@@ -1,5 +1,6 @@
 """Grader for loss_item_each_step: a training epoch must read the loss from the device once, not per step.
-Counted with measure(): copies to the CPU plus reads of device values by Python, on every leg."""
+Counted with measure(): copies to the CPU plus reads of device values by Python (print(loss) among them), on
+every leg."""
 
 import copy
 import random
@@ -70,5 +71,7 @@ def test_reads_the_device_once_per_epoch(submission, device):
     with measure(device) as m:
         epoch(submission, device, model, optimizer, batches)
     if m.waits > 1:
+        printing = (" Printing a device tensor reads its values as .item() does: print the mean once, after the "
+                    "loop." if m.printed else "")
         fail(f"one epoch of {len(batches)} steps made {m.describe_waits()}; it needs one, at the end. "
-             f"Each one makes Python wait until {device} has finished the step. To fix it, {FIX}.")
+             f"Each one makes Python wait until {device} has finished the step. To fix it, {FIX}.{printing}")

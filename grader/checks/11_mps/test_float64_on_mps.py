@@ -65,6 +65,11 @@ def test_no_float64_data_is_sent_to_the_device(submission, device):
         call(submission, device, features, labels)
     as_float64 = features.size * 8
     sent64 = [c for c in m.h2d if c.nbytes == as_float64]
+    if any(c.converted_on == "device" for c in sent64):
+        fail(f"batch_to_device copied {as_float64} bytes of float64 features to {device}: with non_blocking=True, "
+             f".to(device, dtype=torch.float32) copies first and converts on {device} (CUDA does; MPS converts on "
+             f"the CPU), which sends twice the bytes. Convert before the copy, torch.from_numpy(features).float()"
+             f".to(device, non_blocking=True), or make the combined call blocking.")
     if sent64:
         fail(f"batch_to_device copied {as_float64} bytes of float64 features to {device} and converted them "
              f"there: on MPS that copy fails, elsewhere it sends twice the bytes and runs an extra kernel. "
