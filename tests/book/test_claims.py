@@ -13,7 +13,9 @@ import operator
 import re
 import tomllib
 
+import numpy
 import pytest
+import torch
 import torch.distributed.run as torchrun
 
 from grader import ROOT, course
@@ -68,7 +70,9 @@ def recorded_outputs(page_stem: str) -> tuple[list[str], dict[str, float], dict]
                 value = next(iter(out["data"].values()))
                 glued[out["metadata"]["scrapbook"]["name"]] = ast.literal_eval(value)
             else:
-                text = out.get("text") or out.get("data", {}).get("text/plain") or out.get("evalue") or ""
+                text = out.get("text") or out.get("data", {}).get("text/plain") or ""
+                if out.get("output_type") == "error":  # as a traceback's last line: "AcceleratorError: CUDA error: ..."
+                    text = f"{out.get('ename', '')}: {out.get('evalue', '')}"
                 texts.append("".join(text) if isinstance(text, list) else text)
     return texts, glued, stored_record(page).get("hardware", {})
 
@@ -162,3 +166,93 @@ def test_ledger_conditions_are_read_as_numbers():
     with pytest.raises(ValueError):
         evaluate("__import__('os')", {})
     assert json.loads(json.dumps(CLAIMS))  # plain data only
+
+
+# tensors-and-devices.md, on this machine's CPU-only build (its GPU side is in the page's record).
+
+def test_device_objects_need_no_hardware():
+    """A torch.device names a device without touching one: CUDA devices can be made on a build without CUDA."""
+    assert not torch.backends.cuda.is_built()
+    for spec, (kind, index) in {"cpu": ("cpu", None), "cuda": ("cuda", None), "cuda:1": ("cuda", 1)}.items():
+        d = torch.device(spec)
+        assert (d.type, d.index) == (kind, index)
+    assert torch.device("cuda", 1) == torch.device("cuda:1")
+
+
+def test_meta_tensors_hold_no_data():
+    """A meta tensor has a shape and a dtype, a storage with a size and no memory, and computes only shapes;
+    this CPU-only build has the device."""
+    m = torch.randn(2, 3, device="meta")
+    assert (m.shape, m.dtype) == ((2, 3), torch.float32)
+    assert m.untyped_storage().nbytes() == 24 and m.data_ptr() == 0
+    assert (m @ torch.randn(3, 5, device="meta")).shape == (2, 5)
+    with pytest.raises(NotImplementedError, match="no data"):
+        m.tolist()
+
+
+def test_factories_take_a_device_and_sharing_ones_do_not():
+    """The factory functions accept device=; those that share memory with an existing object have none."""
+    made = [torch.zeros(2, device="cpu"), torch.ones(2, device="cpu"), torch.empty(2, device="cpu"),
+            torch.full((2,), 1.0, device="cpu"), torch.randn(2, device="cpu"), torch.rand(2, device="cpu"),
+            torch.randint(3, (2,), device="cpu"), torch.arange(2, device="cpu"), torch.linspace(0, 1, 2, device="cpu"),
+            torch.eye(2, device="cpu"), torch.tensor([1, 2], device="cpu"), torch.as_tensor([1, 2], device="cpu"),
+            torch.randperm(2, device="cpu"), torch.zeros_like(torch.ones(2), device="meta")]
+    assert [t.device.type for t in made] == ["cpu"] * (len(made) - 1) + ["meta"]
+    with pytest.raises(TypeError):
+        torch.from_numpy(numpy.zeros(2), device="cpu")
+    with pytest.raises(TypeError):
+        torch.frombuffer(bytearray(8), dtype=torch.float32, device="cpu")
+
+
+def test_missing_device_on_a_cpu_build():
+    """A build without CUDA refuses a CUDA device with AssertionError; the GPU's AcceleratorError is a RuntimeError."""
+    with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+        torch.randn(3, device="cuda:99")
+    assert issubclass(torch.AcceleratorError, RuntimeError)
+
+
+def test_name_of_a_gpu_a_cpu_build_lacks():
+    with pytest.raises(AssertionError):
+        torch.cuda.get_device_name(0)
+
+
+def test_a_cpu_build_reports_no_cuda():
+    """torch.version.cuda is None and backends.cuda.is_built() False on a CPU-only wheel, and CUDA is unavailable."""
+    assert torch.__version__.endswith("+cpu")
+    assert torch.version.cuda is None and not torch.backends.cuda.is_built()
+    assert not torch.cuda.is_available() and torch.cuda.device_count() == 0
+
+
+def test_visible_devices_renumber_in_the_multi_gpu_record():
+    """multi-gpu.md's record: a process started with CUDA_VISIBLE_DEVICES='1,0' sees the two GPUs swapped."""
+    texts, _, hardware = recorded_outputs("multi-gpu")
+    assert len(hardware.get("gpus", [])) >= 2, "multi-gpu.md was not recorded with two GPUs"
+    lists = {}
+    for text in texts:
+        m = re.search(r"(this process|CUDA_VISIBLE_DEVICES='1,0'):\s+2 (\[.*\])", text)
+        if m:
+            lists[m.group(1)] = ast.literal_eval(m.group(2))
+    assert len(lists) == 2, f"the record shows no pair of GPU lists to compare: {lists}"
+    assert lists["CUDA_VISIBLE_DEVICES='1,0'"] == lists["this process"][::-1]
+
+
+def test_accelerator_api_on_a_cpu_build():
+    """torch.accelerator on a CPU-only build: no accelerator, count 0; the index functions refuse; None is a no-op."""
+    assert torch.accelerator.current_accelerator() is None
+    assert torch.accelerator.current_accelerator(check_available=True) is None
+    assert not torch.accelerator.is_available() and torch.accelerator.device_count() == 0
+    message = "Cannot access accelerator device when none is available."
+    with pytest.raises(RuntimeError, match=re.escape(message)):
+        torch.accelerator.current_device_index()
+    with pytest.raises(RuntimeError, match=re.escape(message)):
+        with torch.accelerator.device_index(0):
+            pass
+    with torch.accelerator.device_index(None):
+        pass
+
+
+def test_a_tensors_device_is_read_only():
+    x = torch.zeros(2)
+    with pytest.raises(AttributeError):
+        x.device = torch.device("meta")
+    assert x.device.type == "cpu"
