@@ -256,3 +256,99 @@ def test_a_tensors_device_is_read_only():
     with pytest.raises(AttributeError):
         x.device = torch.device("meta")
     assert x.device.type == "cpu"
+
+
+# moving-tensors.md, on this machine's CPU-only build (its GPU side is in the page's record).
+
+def test_cuda_method_needs_a_cuda_build():
+    with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+        torch.zeros(2).cuda()
+
+
+def test_module_to_changes_the_module_in_place():
+    """model.to(...) converts the parameters in place, returns the module itself, and its parameters stay leaves."""
+    model = torch.nn.Linear(2, 2)
+    weight = model.weight
+    assert model.to(torch.float64) is model
+    assert model.weight is weight and weight.dtype == torch.float64 and weight.is_leaf
+
+
+def test_a_moved_tensor_is_not_a_leaf():
+    """A tensor converted after requires_grad=True is not a leaf: backward leaves its .grad None (with a warning)
+    and fills the original's."""
+    original = torch.randn(3, requires_grad=True)
+    moved = original.to(torch.float64)
+    assert not moved.is_leaf and type(moved.grad_fn).__name__ == "ToCopyBackward0"
+    moved.sum().backward()
+    with pytest.warns(UserWarning, match="not a leaf Tensor"):
+        assert moved.grad is None
+    assert original.grad is not None and original.grad.dtype == torch.float32
+    assert torch.randn(3).to(torch.float64).requires_grad_().is_leaf
+
+
+def test_copy_into_existing_storage_takes_non_blocking():
+    dst, src = torch.zeros(2, 3), torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    address = dst.data_ptr()
+    assert dst.copy_(src, non_blocking=True) is dst
+    assert dst.data_ptr() == address and dst.dtype == torch.float32 and dst.tolist() == [[1.0, 2.0, 3.0]] * 2
+
+
+def test_default_device_scope_threads_and_processes():
+    """set_default_device holds in the calling thread only; an explicit device= wins; a spawned process starts
+    from the CPU, a forked one inherits the default; DataLoader workers are forked here (Linux, Python < 3.14)."""
+    import multiprocessing
+    import sys
+    import threading
+    torch.set_default_device("meta")
+    try:
+        in_thread = []
+        thread = threading.Thread(target=lambda: in_thread.append(torch.zeros(2).device.type))
+        thread.start()
+        thread.join()
+        assert torch.zeros(2).device.type == "meta" and torch.zeros(2, device="cpu").device.type == "cpu"
+        assert in_thread == ["cpu"]
+        existing = torch.ones(1, device="cpu")
+        assert existing.device.type == "cpu"
+        for method in ("fork", "spawn"):
+            queue = multiprocessing.get_context(method).SimpleQueue()
+            child = multiprocessing.get_context(method).Process(target=_report_default_device, args=(queue,))
+            child.start()
+            child.join(timeout=120)
+            assert queue.get() == {"fork": "meta", "spawn": "cpu"}[method], method
+    finally:
+        torch.set_default_device(None)
+    with torch.device("meta"):
+        pass
+    assert torch.get_default_device().type == "cpu"
+    if sys.platform == "linux" and sys.version_info < (3, 14):
+        assert multiprocessing.get_start_method() == "fork"
+
+
+def _report_default_device(queue):
+    queue.put(torch.zeros(2).device.type)
+
+
+def test_a_model_built_on_meta_has_no_memory():
+    with torch.device("meta"):
+        model = torch.nn.Linear(4096, 4096)
+    assert model.weight.is_meta and model.weight.data_ptr() == 0 and model.weight.untyped_storage().data_ptr() == 0
+
+
+def test_default_device_intercepts_every_torch_call(monkeypatch):
+    """The default device is a torch-function mode: it sees every torch call, factories or not (the documented
+    per-call overhead)."""
+    from torch.utils._device import DeviceContext
+    seen = []
+    intercept = DeviceContext.__torch_function__
+
+    def counting(self, func, types, args=(), kwargs=None):
+        seen.append(func)
+        return intercept(self, func, types, args, kwargs)
+
+    monkeypatch.setattr(DeviceContext, "__torch_function__", counting)
+    with torch.device("cpu"):
+        a = torch.ones(2)
+        torch.add(a, 1)
+        a.sum()
+    assert torch.add in seen and torch.Tensor.sum in seen
+    assert "performance cost on every Python" in torch.set_default_device.__doc__
