@@ -36,6 +36,15 @@ def set_device_is_per_thread():
     torch.cuda.set_device(0)
 
 
+@pending("device-mismatch", 2, "a zero-dimensional tensor on one GPU does not mix with tensors on another GPU")
+def zero_dim_on_another_gpu():
+    try:
+        torch.ones(3, device="cuda:0") * torch.tensor(2.0, device="cuda:1")
+        print("works")
+    except RuntimeError as err:
+        print("RuntimeError:", str(err).splitlines()[0])
+
+
 if __name__ == "__main__":
     for name, (chapter, gpus, claim, show) in PENDING.items():
         print(f"{chapter}: {claim}")

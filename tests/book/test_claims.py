@@ -352,3 +352,29 @@ def test_default_device_intercepts_every_torch_call(monkeypatch):
         a.sum()
     assert torch.add in seen and torch.Tensor.sum in seen
     assert "performance cost on every Python" in torch.set_default_device.__doc__
+
+
+# device-mismatch.md, on this machine's CPU-only build (its GPU side is in the page's record).
+
+def test_meta_and_cpu_do_not_mix():
+    with pytest.raises(RuntimeError, match="Tensor on device cpu is not on the expected device meta!"):
+        torch.randn(3, device="meta") + torch.randn(3)
+
+
+def test_module_to_skips_plain_tensor_attributes():
+    """model.to() moves parameters and buffers, not a tensor kept as a plain attribute."""
+    model = torch.nn.Linear(2, 2)
+    model.register_buffer("table", torch.zeros(2))
+    model.plain = torch.zeros(2)
+    model.to("meta")
+    assert model.weight.is_meta and model.table.is_meta and model.plain.device.type == "cpu"
+
+
+def test_like_and_new_functions_inherit_from_their_tensor():
+    x = torch.randn(2, 3, device="meta", dtype=torch.float16)
+    for made in (torch.ones_like(x), torch.randn_like(x)):
+        assert (made.shape, made.dtype, made.device) == (x.shape, x.dtype, x.device)
+    zeros = x.new_zeros(5, 1)
+    assert (zeros.shape, zeros.dtype, zeros.device) == ((5, 1), x.dtype, x.device)
+    positions = torch.arange(4, device=x.device)
+    assert positions.device == x.device and positions.dtype == torch.int64
