@@ -378,3 +378,104 @@ def test_like_and_new_functions_inherit_from_their_tensor():
     assert (zeros.shape, zeros.dtype, zeros.device) == ((5, 1), x.dtype, x.device)
     positions = torch.arange(4, device=x.device)
     assert positions.device == x.device and positions.dtype == torch.int64
+
+
+# models-and-buffers.md, on this machine's CPU-only build (module bookkeeping is the same on every device; the
+# GPU side is in the page's record).
+
+class _AllKinds(torch.nn.Module):
+    """A parameter, a persistent and a non-persistent buffer, an integer and a boolean buffer, a plain tensor
+    attribute, a list of tensors and a submodule."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(2))
+        self.register_buffer("saved", torch.zeros(2))
+        self.register_buffer("derived", torch.ones(2), persistent=False)
+        self.register_buffer("count", torch.zeros((), dtype=torch.int64))
+        self.register_buffer("mask", torch.ones(2, dtype=torch.bool))
+        self.plain = torch.ones(2)
+        self.listed = [torch.zeros(2)]
+        self.sub = torch.nn.Linear(2, 2)
+
+
+def test_module_to_converts_what_is_registered_only():
+    """model.to walks submodules, converts parameters, their gradients and buffers, floating point only for a
+    dtype; plain attributes and tensors in a list are untouched; .half() is the same conversion."""
+    m = _AllKinds()
+    m.weight.grad = torch.ones(2)
+    m.to(torch.float64)
+    assert m.weight.dtype == m.weight.grad.dtype == m.sub.weight.dtype == m.saved.dtype == m.derived.dtype == torch.float64
+    assert (m.count.dtype, m.mask.dtype) == (torch.int64, torch.bool)
+    assert m.plain.dtype == m.listed[0].dtype == torch.float32
+    m.half()
+    assert m.saved.dtype == torch.float16 and m.count.dtype == torch.int64 and m.plain.dtype == torch.float32
+    m.to("meta")
+    assert m.weight.is_meta and m.sub.weight.is_meta and m.saved.is_meta and m.derived.is_meta and m.count.is_meta
+    assert m.plain.device.type == "cpu" and m.listed[0].device.type == "cpu"
+
+
+def test_what_a_module_registers_and_saves():
+    """Parameters and submodules register on assignment; parameters() holds parameters only, with gradients by
+    default; state_dict() parameters and persistent buffers; plain attributes nowhere; a model has no .device."""
+    m = _AllKinds()
+    assert [n for n, _ in m.named_parameters()] == ["weight", "sub.weight", "sub.bias"]
+    assert [n for n, _ in m.named_buffers()] == ["saved", "derived", "count", "mask"]
+    assert list(m.state_dict()) == ["weight", "saved", "count", "mask", "sub.weight", "sub.bias"]
+    assert all(p.requires_grad for p in m.parameters()) and not any(b.requires_grad for b in m.buffers())
+    assert not hasattr(m, "device")
+    with pytest.raises(StopIteration):
+        next(torch.nn.ReLU().parameters())
+
+
+def test_buffer_names_stay_buffers_and_plain_names_are_refused():
+    m = _AllKinds()
+    m.saved = torch.full((3,), 7.0)               # assigning to a registered name keeps it a buffer
+    assert "saved" in dict(m.named_buffers()) and "saved" in m.state_dict()
+    with pytest.raises(KeyError, match="attribute 'plain' already exists"):
+        m.register_buffer("plain", torch.ones(2))
+
+
+def test_a_saved_persistent_mask_breaks_a_new_length():
+    """A persistent buffer whose shape depends on the constructor makes load_state_dict fail for another shape;
+    a 4096 x 4096 boolean mask is 16 MiB."""
+    def masked(length, persistent):
+        m = torch.nn.Module()
+        m.register_buffer("mask", torch.ones(length, length, dtype=torch.bool), persistent=persistent)
+        return m
+    with pytest.raises(RuntimeError, match="size mismatch for mask"):
+        masked(16, True).load_state_dict(masked(8, True).state_dict())
+    masked(16, False).load_state_dict(masked(8, False).state_dict())
+    assert torch.ones(4096, 4096, dtype=torch.bool).nbytes == 16 * 2**20
+
+
+def test_parameters_kept_on_conversion_but_not_to_meta_and_optimizer_state_stays():
+    """A dtype conversion keeps each Parameter object (so does a CPU-GPU move: the page's record), a move to meta
+    makes new ones; optimizer state made before is not converted by model.to()."""
+    model = torch.nn.Linear(2, 2)
+    weight = model.weight
+    optimizer = torch.optim.Adam(model.parameters())
+    model(torch.randn(3, 2)).sum().backward()
+    optimizer.step()
+    model.to(torch.float64)
+    assert model.weight is weight and weight.dtype == torch.float64
+    assert optimizer.state[weight]["exp_avg"].dtype == torch.float32
+    model.to("meta")
+    assert model.weight is not weight
+
+
+def test_batchnorm_keeps_running_statistics_in_buffers_updated_in_place():
+    bn = torch.nn.BatchNorm1d(4)
+    assert [n for n, _ in bn.named_parameters()] == ["weight", "bias"]
+    assert [n for n, _ in bn.named_buffers()] == ["running_mean", "running_var", "num_batches_tracked"]
+    assert set(bn.state_dict()) == {"weight", "bias", "running_mean", "running_var", "num_batches_tracked"}
+    address = bn.running_mean.data_ptr()
+    bn(torch.randn(64, 4) + 3.0)
+    assert bn.running_mean.data_ptr() == address and bn.momentum == 0.1
+    assert torch.allclose(bn.running_mean, torch.full((4,), 0.3), atol=0.1)
+    bn.half()
+    assert bn.num_batches_tracked.dtype == torch.int64 and bn.running_mean.dtype == torch.float16
+
+
+def test_bfloat16_activations_plus_a_float32_table_give_float32():
+    assert (torch.ones(2, dtype=torch.bfloat16) + torch.ones(2)).dtype == torch.float32
