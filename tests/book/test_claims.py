@@ -479,3 +479,46 @@ def test_batchnorm_keeps_running_statistics_in_buffers_updated_in_place():
 
 def test_bfloat16_activations_plus_a_float32_table_give_float32():
     assert (torch.ones(2, dtype=torch.bfloat16) + torch.ones(2)).dtype == torch.float32
+
+
+# data-loading.md, on this machine's CPU-only build (its GPU side is in the page's record).
+
+def test_loader_batches_are_cpu_tensors_in_shared_memory_from_workers():
+    from torch.utils.data import DataLoader, TensorDataset
+    dataset = TensorDataset(torch.randn(8, 3), torch.arange(8))
+    inline = next(iter(DataLoader(dataset, batch_size=4)))
+    from_worker = next(iter(DataLoader(dataset, batch_size=4, num_workers=1)))
+    assert all(t.device.type == "cpu" for t in (*inline, *from_worker))
+    assert all(t.is_shared() for t in from_worker)
+
+
+def test_loader_pins_inline_or_in_a_one_thread_background_thread(monkeypatch):
+    """pin_memory=True: with num_workers=0 the main thread pins each batch; with workers a background thread of
+    the main process does, with torch's thread count set to 1 (the accelerator is stood in for: this build has
+    none, and pinning itself is replaced by a probe)."""
+    import threading
+    from torch.utils.data import DataLoader, TensorDataset, _utils
+    pins = []
+
+    def probe(data, device=None):
+        pins.append((threading.current_thread() is threading.main_thread(), torch.get_num_threads()))
+        return data
+
+    monkeypatch.setattr(torch.accelerator, "is_available", lambda: True)
+    monkeypatch.setattr(torch.accelerator, "current_accelerator", lambda check_available=False: torch.device("cuda"))
+    monkeypatch.setattr(torch.accelerator, "current_device_index", lambda: 0)
+    monkeypatch.setattr(torch.accelerator, "set_device_index", lambda index: None)
+    monkeypatch.setattr(_utils.pin_memory, "pin_memory", probe)
+    dataset = TensorDataset(torch.randn(8, 3))
+    assert len(list(DataLoader(dataset, batch_size=4, pin_memory=True))) == 2
+    assert pins == [(True, torch.get_num_threads())] * 2
+    pins.clear()
+    assert len(list(DataLoader(dataset, batch_size=4, pin_memory=True, num_workers=1))) == 2
+    assert pins == [(False, 1)] * 2
+
+
+def test_loader_without_an_accelerator_warns_and_does_not_pin():
+    from torch.utils.data import DataLoader, TensorDataset
+    with pytest.warns(UserWarning, match="no accelerator is found"):
+        batch, = next(iter(DataLoader(TensorDataset(torch.randn(4, 2)), batch_size=2, pin_memory=True)))
+    assert not batch.is_pinned()
