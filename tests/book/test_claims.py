@@ -522,3 +522,80 @@ def test_loader_without_an_accelerator_warns_and_does_not_pin():
     with pytest.warns(UserWarning, match="no accelerator is found"):
         batch, = next(iter(DataLoader(TensorDataset(torch.randn(4, 2)), batch_size=2, pin_memory=True)))
     assert not batch.is_pinned()
+
+
+# numpy.md, on this machine's CPU-only build (its GPU side is in the page's record).
+
+def test_numpy_takes_cpu_tensors_only_through_every_door():
+    for convert in (lambda t: t.numpy(), numpy.asarray, numpy.array):
+        with pytest.raises(TypeError, match="can't convert meta device type tensor to numpy. Use Tensor.cpu()"):
+            convert(torch.zeros(2, device="meta"))
+
+
+def test_numpy_reductions_call_the_tensors_method():
+    for reduce in (numpy.mean, numpy.sum):
+        with pytest.raises(TypeError, match="unexpected keyword argument 'axis'"):
+            reduce(torch.ones(3))
+
+
+def test_detach_cpu_numpy_copy_nothing_on_the_cpu():
+    w = torch.randn(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        (w * 2).numpy()
+    detached = w.detach()
+    assert not detached.requires_grad and detached.grad_fn is None and detached.data_ptr() == w.data_ptr()
+    assert detached.cpu() is detached
+    array = detached.numpy()
+    array[0] = 42.0
+    assert w[0].item() == 42.0
+
+
+def test_from_numpy_shares_until_something_allocates():
+    a = numpy.arange(5, dtype=numpy.float32)
+    t = torch.from_numpy(a)
+    a[0] = -1.0
+    t[1] += 100.0
+    assert t.tolist()[:2] == [-1.0, 101.0] and a.tolist()[:2] == [-1.0, 101.0] and t.data_ptr() == a.ctypes.data
+    for made in (t * 2, t.to(torch.float64), t.to("meta")):
+        assert made.device.type == "meta" or made.data_ptr() != a.ctypes.data
+
+
+def test_from_numpy_keeps_float64_which_a_float32_model_refuses():
+    x = torch.from_numpy(numpy.random.rand(4, 3))
+    assert x.dtype == torch.float64 and torch.tensor(numpy.random.rand(2)).dtype == torch.float64
+    with pytest.raises(RuntimeError, match="mat1 and mat2 must have the same dtype, but got Double and Float"):
+        torch.nn.Linear(3, 2)(x)
+    assert torch.nn.Linear(3, 2)(torch.as_tensor(x.numpy(), dtype=torch.float32)).dtype == torch.float32
+
+
+def test_from_numpy_refuses_negative_strides_and_warns_on_read_only():
+    with pytest.raises(ValueError, match="negative"):
+        torch.from_numpy(numpy.arange(4.0)[::-1])
+    frozen = numpy.arange(3.0)
+    frozen.setflags(write=False)
+    with pytest.warns(UserWarning, match="not writable"):
+        torch.from_numpy(frozen)
+
+
+def test_numpy_force():
+    """force=True is documented as detach().cpu().resolve_conj().resolve_neg().numpy(); a plain CPU tensor still
+    shares its storage, a lazily conjugated one is resolved."""
+    assert "t.detach().cpu().resolve_conj().resolve_neg().numpy()" in torch.Tensor.numpy.__doc__
+    w = torch.ones(3, requires_grad=True)
+    assert numpy.shares_memory(w.numpy(force=True), w.detach().numpy())
+    z = torch.tensor([1 + 2j, 3 - 1j]).conj()
+    with pytest.raises(RuntimeError):
+        z.numpy()
+    assert z.is_conj() and z.numpy(force=True).tolist() == [1 - 2j, 3 + 1j]
+
+
+def test_which_conversions_copy():
+    src = numpy.ones(3)
+    shares = lambda t: numpy.shares_memory(t.numpy(), src)  # noqa: E731
+    assert not shares(torch.tensor(src)) and not shares(torch.tensor(torch.from_numpy(src)).detach())
+    assert shares(torch.as_tensor(src)) and not shares(torch.as_tensor(src, dtype=torch.float32))
+    assert shares(torch.from_numpy(src)) and shares(torch.asarray(src, copy=False))
+    assert not shares(torch.asarray(src, copy=True))
+    with pytest.raises(ValueError):
+        torch.asarray(src, dtype=torch.float32, copy=False)
+    assert torch.as_tensor(src, device="meta").is_meta
