@@ -599,3 +599,41 @@ def test_which_conversions_copy():
     with pytest.raises(ValueError):
         torch.asarray(src, dtype=torch.float32, copy=False)
     assert torch.as_tensor(src, device="meta").is_meta
+
+
+# asynchrony.md, on this machine's CPU-only build (its GPU side is in the page's record).
+
+def test_perf_counter_is_monotonic_and_fine_time_is_adjustable():
+    import time
+    perf, wall = time.get_clock_info("perf_counter"), time.get_clock_info("time")
+    assert perf.monotonic and perf.resolution < 1e-6
+    assert wall.adjustable and not wall.monotonic
+
+
+def test_benchmark_timer_synchronises_at_each_clock_reading_and_uses_one_thread(monkeypatch):
+    from torch.utils import benchmark
+    from torch.utils.benchmark.utils import timer as timer_module
+    synchronised = []
+    monkeypatch.setattr(torch.accelerator, "is_available", lambda: True)
+    monkeypatch.setattr(torch.accelerator, "synchronize", lambda *a: synchronised.append(1))
+    timer_module.timer()
+    assert synchronised == [1]
+    monkeypatch.undo()
+    measurement = benchmark.Timer(stmt="a + a", globals={"a": torch.ones(4)}).blocked_autorange(min_run_time=0.01)
+    assert measurement.num_threads == 1 and measurement.median > 0
+
+
+def test_out_of_range_embedding_index_on_the_cpu():
+    with pytest.raises(IndexError, match="index out of range in self"):
+        torch.nn.Embedding(10, 4)(torch.tensor([3, 12]))
+
+
+def test_unsynchronised_matmul_timing_in_the_record():
+    """asynchrony.md's record: the unsynchronised time of a matmul is microseconds, a small part of the
+    synchronised one (read from the record; nothing is timed here)."""
+    texts, _, hardware = recorded_outputs("asynchrony")
+    assert hardware.get("gpus"), "asynchrony.md was not recorded on a GPU"
+    found = [m for t in texts for m in re.finditer(r"without sync ([\d.]+) ms,  with sync ([\d.]+) ms", t)]
+    assert found, "the current record of asynchrony.md shows no timing line"
+    unsynced, synced = (float(v) for v in found[0].groups())
+    assert unsynced < 0.1 and unsynced * 10 < synced
