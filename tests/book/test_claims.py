@@ -526,6 +526,7 @@ def test_loader_without_an_accelerator_warns_and_does_not_pin():
 
 # numpy.md, on this machine's CPU-only build (its GPU side is in the page's record).
 
+@pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")  # NumPy 2 on torch's __array__
 def test_numpy_takes_cpu_tensors_only_through_every_door():
     for convert in (lambda t: t.numpy(), numpy.asarray, numpy.array):
         with pytest.raises(TypeError, match="can't convert meta device type tensor to numpy. Use Tensor.cpu()"):
