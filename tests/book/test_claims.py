@@ -638,3 +638,60 @@ def test_unsynchronised_matmul_timing_in_the_record():
     assert found, "the current record of asynchrony.md shows no timing line"
     unsynced, synced = (float(v) for v in found[0].groups())
     assert unsynced < 0.1 and unsynced * 10 < synced
+
+
+# memory.md (partly reviewed): CPU tests, and checks read from the page's GPU record (nothing is timed here).
+
+def _memory_stages():
+    """allocated MiB after each stage of memory.md's training step, from its current record."""
+    texts, _, hardware = recorded_outputs("memory")
+    assert hardware.get("gpus"), "memory.md was not recorded on a GPU"
+    stages = {m.group(1).strip(): float(m.group(2)) for t in texts
+              for m in re.finditer(r"^(\w[\w ]+?)\s+allocated\s+([\d.]+) MiB", t, re.M)}
+    peaks = {m.group(1): float(m.group(2)) for t in texts
+             for m in re.finditer(r"extra peak of a (training step|no_grad forward):\s+([\d.]+) MiB", t)}
+    sizes = {m.group(1).strip(): float(m.group(2)) for t in texts
+             for m in re.finditer(r"^(parameters|one activation \(batch x width\))\s+([\d.]+) MiB", t, re.M)}
+    return stages, peaks, sizes
+
+
+def test_training_step_memory_in_the_record():
+    """The optimizer allocates nothing until its first step, which adds two parameter-sized moments; zero_grad
+    frees one parameter size of gradients; forward keeps activations that backward frees."""
+    stages, _, sizes = _memory_stages()
+    param = sizes["parameters"]
+    assert stages["optimizer created"] == stages["model on GPU"]
+    assert abs(stages["after optimizer step"] - stages["after backward"] - 2 * param) < 1
+    assert abs(stages["after optimizer step"] - stages["after zero_grad"] - param) < 1
+    assert stages["after forward"] > stages["batch on GPU"]
+
+
+def test_no_grad_forward_peak_in_the_record():
+    """A no_grad forward of the MLP peaks at two activations (the one computed and the one before)."""
+    _, peaks, sizes = _memory_stages()
+    activation = sizes["one activation (batch x width)"]
+    assert abs(peaks["no_grad forward"] - 2 * activation) < 1 and peaks["training step"] > peaks["no_grad forward"]
+
+
+def test_device_agnostic_memory_counters_and_snapshot_api_exist():
+    import inspect
+    assert callable(torch.accelerator.memory_allocated) and callable(torch.accelerator.max_memory_allocated)
+    history = inspect.signature(torch.cuda.memory._record_memory_history).parameters
+    assert "enabled" in history and "max_entries" in history
+    assert "filename" in inspect.signature(torch.cuda.memory._dump_snapshot).parameters
+
+
+@pytest.mark.parametrize("name", ["PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"])
+def test_allocator_configuration_is_read_from_either_name(name):
+    import os
+    import subprocess
+    import sys
+    settings = "expandable_segments:True,garbage_collection_threshold:0.8"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF")}
+    read = subprocess.run([sys.executable, "-c", "import torch; print(torch._C._accelerator_getAllocatorSettings())"],
+                          env={**env, name: settings}, capture_output=True, text=True, timeout=300)
+    assert read.stdout.strip() == settings, read.stderr[-2000:]
+
+
+def test_out_of_memory_error_is_a_runtime_error():
+    assert issubclass(torch.OutOfMemoryError, RuntimeError)
