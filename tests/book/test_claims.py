@@ -695,3 +695,109 @@ def test_allocator_configuration_is_read_from_either_name(name):
 
 def test_out_of_memory_error_is_a_runtime_error():
     assert issubclass(torch.OutOfMemoryError, RuntimeError)
+
+
+# device-agnostic-training.md, on this machine's CPU-only build (its GPU side is in the page's record).
+
+def test_summed_losses_chain_every_steps_graph():
+    net = torch.nn.Linear(3, 1)
+    total = 0
+    first = net(torch.randn(2, 3)).pow(2).mean()
+    first.backward()
+    total = total + first
+    second = net(torch.randn(2, 3)).pow(2).mean()
+    second.backward()
+    total = total + second
+    assert total.grad_fn is not None
+    reached, stack = set(), [total.grad_fn]
+    while stack:                                   # every node still reachable from the running total
+        node = stack.pop()
+        if node is not None and node not in reached:
+            reached.add(node)
+            stack.extend(n for n, _ in node.next_functions)
+    assert first.grad_fn in reached and second.grad_fn in reached
+    assert total.detach().grad_fn is None
+
+
+def test_module_to_with_nothing_to_move_keeps_storage():
+    model = torch.nn.Linear(4, 4)
+    addresses = [p.data_ptr() for p in model.parameters()]
+    assert model.to("cpu") is model and [p.data_ptr() for p in model.parameters()] == addresses
+
+
+def test_optimizer_state_follows_the_parameters():
+    """AdamW's state is made like each parameter (dtype here; device likewise), and load_state_dict converts
+    loaded state to each parameter's dtype and device."""
+    model = torch.nn.Linear(2, 2).to(torch.float64)
+    optimizer = torch.optim.AdamW(model.parameters())
+    model(torch.randn(3, 2, dtype=torch.float64)).sum().backward()
+    optimizer.step()
+    assert optimizer.state[model.weight]["exp_avg"].dtype == torch.float64
+    on_meta = torch.nn.Linear(2, 2).to("meta")
+    loaded = torch.optim.AdamW(on_meta.parameters())
+    loaded.load_state_dict(optimizer.state_dict())
+    state = loaded.state[on_meta.weight]
+    assert state["exp_avg"].is_meta and state["exp_avg"].dtype == torch.float32
+
+
+def test_loading_a_cuda_checkpoint_without_cuda_names_map_location():
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you are "
+            "running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map "
+            "your storages to the CPU.")):
+        torch.serialization.validate_cuda_device("cuda:0")
+
+
+def test_map_location_takes_a_device_a_dict_or_a_function():
+    import io
+    saved = io.BytesIO()
+    torch.save({"w": torch.ones(2)}, saved)
+    for where in ("meta", torch.device("meta"), {"cpu": "meta"}):
+        saved.seek(0)
+        assert torch.load(saved, map_location=where, weights_only=True)["w"].is_meta
+    locations = []
+
+    def keep(storage, location):                   # called with each storage and the device it was saved from
+        locations.append(location)
+        return storage
+
+    saved.seek(0)
+    assert torch.load(saved, map_location=keep, weights_only=True)["w"].device.type == "cpu" and locations == ["cpu"]
+
+
+class _Config:
+    def __init__(self, width):
+        self.width = width
+
+
+class _Payload:
+    def __reduce__(self):
+        return (print, ("ran inside torch.load",))
+
+
+def test_weights_only_load_refuses_code_and_takes_state_dicts():
+    """The default (weights_only=True since 2.6) rebuilds tensors, primitives and containers; a global such as
+    print is refused; add_safe_globals allows one class; a state_dict loads."""
+    import io
+    import pickle
+    saved = io.BytesIO()
+    torch.save({"weights": torch.ones(2), "extra": _Payload()}, saved)
+    saved.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported global: GLOBAL print"):
+        torch.load(saved)
+    plain = io.BytesIO()
+    torch.save({"t": torch.ones(1), "list": [1, 2.0, "a", None], "tuple": (True,), "dict": {"k": 3}}, plain)
+    plain.seek(0)
+    assert torch.load(plain, weights_only=True)["list"] == [1, 2.0, "a", None]
+    configured = io.BytesIO()
+    torch.save({"config": _Config(3)}, configured)
+    configured.seek(0)
+    with pytest.raises(pickle.UnpicklingError):
+        torch.load(configured, weights_only=True)
+    configured.seek(0)
+    with torch.serialization.safe_globals([_Config]):
+        assert torch.load(configured, weights_only=True)["config"].width == 3
+    state = io.BytesIO()
+    torch.save(torch.nn.Linear(2, 2).state_dict(), state)
+    state.seek(0)
+    assert set(torch.load(state, weights_only=True)) == {"weight", "bias"}
