@@ -13,7 +13,9 @@ import operator
 import re
 import tomllib
 
+import numpy
 import pytest
+import torch
 import torch.distributed.run as torchrun
 
 from grader import ROOT, course
@@ -68,7 +70,9 @@ def recorded_outputs(page_stem: str) -> tuple[list[str], dict[str, float], dict]
                 value = next(iter(out["data"].values()))
                 glued[out["metadata"]["scrapbook"]["name"]] = ast.literal_eval(value)
             else:
-                text = out.get("text") or out.get("data", {}).get("text/plain") or out.get("evalue") or ""
+                text = out.get("text") or out.get("data", {}).get("text/plain") or ""
+                if out.get("output_type") == "error":  # as a traceback's last line: "AcceleratorError: CUDA error: ..."
+                    text = f"{out.get('ename', '')}: {out.get('evalue', '')}"
                 texts.append("".join(text) if isinstance(text, list) else text)
     return texts, glued, stored_record(page).get("hardware", {})
 
@@ -162,3 +166,638 @@ def test_ledger_conditions_are_read_as_numbers():
     with pytest.raises(ValueError):
         evaluate("__import__('os')", {})
     assert json.loads(json.dumps(CLAIMS))  # plain data only
+
+
+# tensors-and-devices.md, on this machine's CPU-only build (its GPU side is in the page's record).
+
+def test_device_objects_need_no_hardware():
+    """A torch.device names a device without touching one: CUDA devices can be made on a build without CUDA."""
+    assert not torch.backends.cuda.is_built()
+    for spec, (kind, index) in {"cpu": ("cpu", None), "cuda": ("cuda", None), "cuda:1": ("cuda", 1)}.items():
+        d = torch.device(spec)
+        assert (d.type, d.index) == (kind, index)
+    assert torch.device("cuda", 1) == torch.device("cuda:1")
+
+
+def test_meta_tensors_hold_no_data():
+    """A meta tensor has a shape and a dtype, a storage with a size and no memory, and computes only shapes;
+    this CPU-only build has the device."""
+    m = torch.randn(2, 3, device="meta")
+    assert (m.shape, m.dtype) == ((2, 3), torch.float32)
+    assert m.untyped_storage().nbytes() == 24 and m.data_ptr() == 0
+    assert (m @ torch.randn(3, 5, device="meta")).shape == (2, 5)
+    with pytest.raises(NotImplementedError, match="no data"):
+        m.tolist()
+
+
+def test_factories_take_a_device_and_sharing_ones_do_not():
+    """The factory functions accept device=; those that share memory with an existing object have none."""
+    made = [torch.zeros(2, device="cpu"), torch.ones(2, device="cpu"), torch.empty(2, device="cpu"),
+            torch.full((2,), 1.0, device="cpu"), torch.randn(2, device="cpu"), torch.rand(2, device="cpu"),
+            torch.randint(3, (2,), device="cpu"), torch.arange(2, device="cpu"), torch.linspace(0, 1, 2, device="cpu"),
+            torch.eye(2, device="cpu"), torch.tensor([1, 2], device="cpu"), torch.as_tensor([1, 2], device="cpu"),
+            torch.randperm(2, device="cpu"), torch.zeros_like(torch.ones(2), device="meta")]
+    assert [t.device.type for t in made] == ["cpu"] * (len(made) - 1) + ["meta"]
+    with pytest.raises(TypeError):
+        torch.from_numpy(numpy.zeros(2), device="cpu")
+    with pytest.raises(TypeError):
+        torch.frombuffer(bytearray(8), dtype=torch.float32, device="cpu")
+
+
+def test_missing_device_on_a_cpu_build():
+    """A build without CUDA refuses a CUDA device with AssertionError; the GPU's AcceleratorError is a RuntimeError."""
+    with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+        torch.randn(3, device="cuda:99")
+    assert issubclass(torch.AcceleratorError, RuntimeError)
+
+
+def test_name_of_a_gpu_a_cpu_build_lacks():
+    with pytest.raises(AssertionError):
+        torch.cuda.get_device_name(0)
+
+
+def test_a_cpu_build_reports_no_cuda():
+    """torch.version.cuda is None and backends.cuda.is_built() False on a CPU-only wheel, and CUDA is unavailable."""
+    assert torch.__version__.endswith("+cpu")
+    assert torch.version.cuda is None and not torch.backends.cuda.is_built()
+    assert not torch.cuda.is_available() and torch.cuda.device_count() == 0
+
+
+def test_visible_devices_renumber_in_the_multi_gpu_record():
+    """multi-gpu.md's record: a process started with CUDA_VISIBLE_DEVICES='1,0' sees the two GPUs swapped."""
+    texts, _, hardware = recorded_outputs("multi-gpu")
+    assert len(hardware.get("gpus", [])) >= 2, "multi-gpu.md was not recorded with two GPUs"
+    lists = {}
+    for text in texts:
+        m = re.search(r"(this process|CUDA_VISIBLE_DEVICES='1,0'):\s+2 (\[.*\])", text)
+        if m:
+            lists[m.group(1)] = ast.literal_eval(m.group(2))
+    assert len(lists) == 2, f"the record shows no pair of GPU lists to compare: {lists}"
+    assert lists["CUDA_VISIBLE_DEVICES='1,0'"] == lists["this process"][::-1]
+
+
+def test_accelerator_api_on_a_cpu_build():
+    """torch.accelerator on a CPU-only build: no accelerator, count 0; the index functions refuse; None is a no-op."""
+    assert torch.accelerator.current_accelerator() is None
+    assert torch.accelerator.current_accelerator(check_available=True) is None
+    assert not torch.accelerator.is_available() and torch.accelerator.device_count() == 0
+    message = "Cannot access accelerator device when none is available."
+    with pytest.raises(RuntimeError, match=re.escape(message)):
+        torch.accelerator.current_device_index()
+    with pytest.raises(RuntimeError, match=re.escape(message)):
+        with torch.accelerator.device_index(0):
+            pass
+    with torch.accelerator.device_index(None):
+        pass
+
+
+def test_a_tensors_device_is_read_only():
+    x = torch.zeros(2)
+    with pytest.raises(AttributeError):
+        x.device = torch.device("meta")
+    assert x.device.type == "cpu"
+
+
+# moving-tensors.md, on this machine's CPU-only build (its GPU side is in the page's record).
+
+def test_cuda_method_needs_a_cuda_build():
+    with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+        torch.zeros(2).cuda()
+
+
+def test_module_to_changes_the_module_in_place():
+    """model.to(...) converts the parameters in place, returns the module itself, and its parameters stay leaves."""
+    model = torch.nn.Linear(2, 2)
+    weight = model.weight
+    assert model.to(torch.float64) is model
+    assert model.weight is weight and weight.dtype == torch.float64 and weight.is_leaf
+
+
+def test_a_moved_tensor_is_not_a_leaf():
+    """A tensor converted after requires_grad=True is not a leaf: backward leaves its .grad None (with a warning)
+    and fills the original's."""
+    original = torch.randn(3, requires_grad=True)
+    moved = original.to(torch.float64)
+    assert not moved.is_leaf and type(moved.grad_fn).__name__ == "ToCopyBackward0"
+    moved.sum().backward()
+    with pytest.warns(UserWarning, match="not a leaf Tensor"):
+        assert moved.grad is None
+    assert original.grad is not None and original.grad.dtype == torch.float32
+    assert torch.randn(3).to(torch.float64).requires_grad_().is_leaf
+
+
+def test_copy_into_existing_storage_takes_non_blocking():
+    dst, src = torch.zeros(2, 3), torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    address = dst.data_ptr()
+    assert dst.copy_(src, non_blocking=True) is dst
+    assert dst.data_ptr() == address and dst.dtype == torch.float32 and dst.tolist() == [[1.0, 2.0, 3.0]] * 2
+
+
+def test_default_device_scope_threads_and_processes():
+    """set_default_device holds in the calling thread only; an explicit device= wins; a spawned process starts
+    from the CPU, a forked one inherits the default; DataLoader workers are forked here (Linux, Python < 3.14)."""
+    import multiprocessing
+    import sys
+    import threading
+    torch.set_default_device("meta")
+    try:
+        in_thread = []
+        thread = threading.Thread(target=lambda: in_thread.append(torch.zeros(2).device.type))
+        thread.start()
+        thread.join()
+        assert torch.zeros(2).device.type == "meta" and torch.zeros(2, device="cpu").device.type == "cpu"
+        assert in_thread == ["cpu"]
+        existing = torch.ones(1, device="cpu")
+        assert existing.device.type == "cpu"
+        for method in ("fork", "spawn"):
+            queue = multiprocessing.get_context(method).SimpleQueue()
+            child = multiprocessing.get_context(method).Process(target=_report_default_device, args=(queue,))
+            child.start()
+            child.join(timeout=120)
+            assert queue.get() == {"fork": "meta", "spawn": "cpu"}[method], method
+    finally:
+        torch.set_default_device(None)
+    with torch.device("meta"):
+        pass
+    assert torch.get_default_device().type == "cpu"
+    if sys.platform == "linux" and sys.version_info < (3, 14):
+        assert multiprocessing.get_start_method() == "fork"
+
+
+def _report_default_device(queue):
+    queue.put(torch.zeros(2).device.type)
+
+
+def test_a_model_built_on_meta_has_no_memory():
+    with torch.device("meta"):
+        model = torch.nn.Linear(4096, 4096)
+    assert model.weight.is_meta and model.weight.data_ptr() == 0 and model.weight.untyped_storage().data_ptr() == 0
+
+
+def test_default_device_intercepts_every_torch_call(monkeypatch):
+    """The default device is a torch-function mode: it sees every torch call, factories or not (the documented
+    per-call overhead)."""
+    from torch.utils._device import DeviceContext
+    seen = []
+    intercept = DeviceContext.__torch_function__
+
+    def counting(self, func, types, args=(), kwargs=None):
+        seen.append(func)
+        return intercept(self, func, types, args, kwargs)
+
+    monkeypatch.setattr(DeviceContext, "__torch_function__", counting)
+    with torch.device("cpu"):
+        a = torch.ones(2)
+        torch.add(a, 1)
+        a.sum()
+    assert torch.add in seen and torch.Tensor.sum in seen
+    assert "performance cost on every Python" in torch.set_default_device.__doc__
+
+
+# device-mismatch.md, on this machine's CPU-only build (its GPU side is in the page's record).
+
+def test_meta_and_cpu_do_not_mix():
+    with pytest.raises(RuntimeError, match="Tensor on device cpu is not on the expected device meta!"):
+        torch.randn(3, device="meta") + torch.randn(3)
+
+
+def test_module_to_skips_plain_tensor_attributes():
+    """model.to() moves parameters and buffers, not a tensor kept as a plain attribute."""
+    model = torch.nn.Linear(2, 2)
+    model.register_buffer("table", torch.zeros(2))
+    model.plain = torch.zeros(2)
+    model.to("meta")
+    assert model.weight.is_meta and model.table.is_meta and model.plain.device.type == "cpu"
+
+
+def test_like_and_new_functions_inherit_from_their_tensor():
+    x = torch.randn(2, 3, device="meta", dtype=torch.float16)
+    for made in (torch.ones_like(x), torch.randn_like(x)):
+        assert (made.shape, made.dtype, made.device) == (x.shape, x.dtype, x.device)
+    zeros = x.new_zeros(5, 1)
+    assert (zeros.shape, zeros.dtype, zeros.device) == ((5, 1), x.dtype, x.device)
+    positions = torch.arange(4, device=x.device)
+    assert positions.device == x.device and positions.dtype == torch.int64
+
+
+# models-and-buffers.md, on this machine's CPU-only build (module bookkeeping is the same on every device; the
+# GPU side is in the page's record).
+
+class _AllKinds(torch.nn.Module):
+    """A parameter, a persistent and a non-persistent buffer, an integer and a boolean buffer, a plain tensor
+    attribute, a list of tensors and a submodule."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(2))
+        self.register_buffer("saved", torch.zeros(2))
+        self.register_buffer("derived", torch.ones(2), persistent=False)
+        self.register_buffer("count", torch.zeros((), dtype=torch.int64))
+        self.register_buffer("mask", torch.ones(2, dtype=torch.bool))
+        self.plain = torch.ones(2)
+        self.listed = [torch.zeros(2)]
+        self.sub = torch.nn.Linear(2, 2)
+
+
+def test_module_to_converts_what_is_registered_only():
+    """model.to walks submodules, converts parameters, their gradients and buffers, floating point only for a
+    dtype; plain attributes and tensors in a list are untouched; .half() is the same conversion."""
+    m = _AllKinds()
+    m.weight.grad = torch.ones(2)
+    m.to(torch.float64)
+    assert m.weight.dtype == m.weight.grad.dtype == m.sub.weight.dtype == m.saved.dtype == m.derived.dtype == torch.float64
+    assert (m.count.dtype, m.mask.dtype) == (torch.int64, torch.bool)
+    assert m.plain.dtype == m.listed[0].dtype == torch.float32
+    m.half()
+    assert m.saved.dtype == torch.float16 and m.count.dtype == torch.int64 and m.plain.dtype == torch.float32
+    m.to("meta")
+    assert m.weight.is_meta and m.sub.weight.is_meta and m.saved.is_meta and m.derived.is_meta and m.count.is_meta
+    assert m.plain.device.type == "cpu" and m.listed[0].device.type == "cpu"
+
+
+def test_what_a_module_registers_and_saves():
+    """Parameters and submodules register on assignment; parameters() holds parameters only, with gradients by
+    default; state_dict() parameters and persistent buffers; plain attributes nowhere; a model has no .device."""
+    m = _AllKinds()
+    assert [n for n, _ in m.named_parameters()] == ["weight", "sub.weight", "sub.bias"]
+    assert [n for n, _ in m.named_buffers()] == ["saved", "derived", "count", "mask"]
+    assert list(m.state_dict()) == ["weight", "saved", "count", "mask", "sub.weight", "sub.bias"]
+    assert all(p.requires_grad for p in m.parameters()) and not any(b.requires_grad for b in m.buffers())
+    assert not hasattr(m, "device")
+    with pytest.raises(StopIteration):
+        next(torch.nn.ReLU().parameters())
+
+
+def test_buffer_names_stay_buffers_and_plain_names_are_refused():
+    m = _AllKinds()
+    m.saved = torch.full((3,), 7.0)               # assigning to a registered name keeps it a buffer
+    assert "saved" in dict(m.named_buffers()) and "saved" in m.state_dict()
+    with pytest.raises(KeyError, match="attribute 'plain' already exists"):
+        m.register_buffer("plain", torch.ones(2))
+
+
+def test_a_saved_persistent_mask_breaks_a_new_length():
+    """A persistent buffer whose shape depends on the constructor makes load_state_dict fail for another shape;
+    a 4096 x 4096 boolean mask is 16 MiB."""
+    def masked(length, persistent):
+        m = torch.nn.Module()
+        m.register_buffer("mask", torch.ones(length, length, dtype=torch.bool), persistent=persistent)
+        return m
+    with pytest.raises(RuntimeError, match="size mismatch for mask"):
+        masked(16, True).load_state_dict(masked(8, True).state_dict())
+    masked(16, False).load_state_dict(masked(8, False).state_dict())
+    assert torch.ones(4096, 4096, dtype=torch.bool).nbytes == 16 * 2**20
+
+
+def test_parameters_kept_on_conversion_but_not_to_meta_and_optimizer_state_stays():
+    """A dtype conversion keeps each Parameter object (so does a CPU-GPU move: the page's record), a move to meta
+    makes new ones; optimizer state made before is not converted by model.to()."""
+    model = torch.nn.Linear(2, 2)
+    weight = model.weight
+    optimizer = torch.optim.Adam(model.parameters())
+    model(torch.randn(3, 2)).sum().backward()
+    optimizer.step()
+    model.to(torch.float64)
+    assert model.weight is weight and weight.dtype == torch.float64
+    assert optimizer.state[weight]["exp_avg"].dtype == torch.float32
+    model.to("meta")
+    assert model.weight is not weight
+
+
+def test_batchnorm_keeps_running_statistics_in_buffers_updated_in_place():
+    bn = torch.nn.BatchNorm1d(4)
+    assert [n for n, _ in bn.named_parameters()] == ["weight", "bias"]
+    assert [n for n, _ in bn.named_buffers()] == ["running_mean", "running_var", "num_batches_tracked"]
+    assert set(bn.state_dict()) == {"weight", "bias", "running_mean", "running_var", "num_batches_tracked"}
+    address = bn.running_mean.data_ptr()
+    bn(torch.randn(64, 4) + 3.0)
+    assert bn.running_mean.data_ptr() == address and bn.momentum == 0.1
+    assert torch.allclose(bn.running_mean, torch.full((4,), 0.3), atol=0.1)
+    bn.half()
+    assert bn.num_batches_tracked.dtype == torch.int64 and bn.running_mean.dtype == torch.float16
+
+
+def test_bfloat16_activations_plus_a_float32_table_give_float32():
+    assert (torch.ones(2, dtype=torch.bfloat16) + torch.ones(2)).dtype == torch.float32
+
+
+# data-loading.md, on this machine's CPU-only build (its GPU side is in the page's record).
+
+def test_loader_batches_are_cpu_tensors_in_shared_memory_from_workers():
+    from torch.utils.data import DataLoader, TensorDataset
+    dataset = TensorDataset(torch.randn(8, 3), torch.arange(8))
+    inline = next(iter(DataLoader(dataset, batch_size=4)))
+    from_worker = next(iter(DataLoader(dataset, batch_size=4, num_workers=1)))
+    assert all(t.device.type == "cpu" for t in (*inline, *from_worker))
+    assert all(t.is_shared() for t in from_worker)
+
+
+def test_loader_pins_inline_or_in_a_one_thread_background_thread(monkeypatch):
+    """pin_memory=True: with num_workers=0 the main thread pins each batch; with workers a background thread of
+    the main process does, with torch's thread count set to 1 (the accelerator is stood in for: this build has
+    none, and pinning itself is replaced by a probe)."""
+    import threading
+    from torch.utils.data import DataLoader, TensorDataset, _utils
+    pins = []
+
+    def probe(data, device=None):
+        pins.append((threading.current_thread() is threading.main_thread(), torch.get_num_threads()))
+        return data
+
+    monkeypatch.setattr(torch.accelerator, "is_available", lambda: True)
+    monkeypatch.setattr(torch.accelerator, "current_accelerator", lambda check_available=False: torch.device("cuda"))
+    monkeypatch.setattr(torch.accelerator, "current_device_index", lambda: 0)
+    monkeypatch.setattr(torch.accelerator, "set_device_index", lambda index: None)
+    monkeypatch.setattr(_utils.pin_memory, "pin_memory", probe)
+    dataset = TensorDataset(torch.randn(8, 3))
+    assert len(list(DataLoader(dataset, batch_size=4, pin_memory=True))) == 2
+    assert pins == [(True, torch.get_num_threads())] * 2
+    pins.clear()
+    assert len(list(DataLoader(dataset, batch_size=4, pin_memory=True, num_workers=1))) == 2
+    assert pins == [(False, 1)] * 2
+
+
+def test_loader_without_an_accelerator_warns_and_does_not_pin():
+    from torch.utils.data import DataLoader, TensorDataset
+    with pytest.warns(UserWarning, match="no accelerator is found"):
+        batch, = next(iter(DataLoader(TensorDataset(torch.randn(4, 2)), batch_size=2, pin_memory=True)))
+    assert not batch.is_pinned()
+
+
+# numpy.md, on this machine's CPU-only build (its GPU side is in the page's record).
+
+@pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")  # NumPy 2 on torch's __array__
+def test_numpy_takes_cpu_tensors_only_through_every_door():
+    for convert in (lambda t: t.numpy(), numpy.asarray, numpy.array):
+        with pytest.raises(TypeError, match="can't convert meta device type tensor to numpy. Use Tensor.cpu()"):
+            convert(torch.zeros(2, device="meta"))
+
+
+def test_numpy_reductions_call_the_tensors_method():
+    for reduce in (numpy.mean, numpy.sum):
+        with pytest.raises(TypeError, match="unexpected keyword argument 'axis'"):
+            reduce(torch.ones(3))
+
+
+def test_detach_cpu_numpy_copy_nothing_on_the_cpu():
+    w = torch.randn(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        (w * 2).numpy()
+    detached = w.detach()
+    assert not detached.requires_grad and detached.grad_fn is None and detached.data_ptr() == w.data_ptr()
+    assert detached.cpu() is detached
+    array = detached.numpy()
+    array[0] = 42.0
+    assert w[0].item() == 42.0
+
+
+def test_from_numpy_shares_until_something_allocates():
+    a = numpy.arange(5, dtype=numpy.float32)
+    t = torch.from_numpy(a)
+    a[0] = -1.0
+    t[1] += 100.0
+    assert t.tolist()[:2] == [-1.0, 101.0] and a.tolist()[:2] == [-1.0, 101.0] and t.data_ptr() == a.ctypes.data
+    for made in (t * 2, t.to(torch.float64), t.to("meta")):
+        assert made.device.type == "meta" or made.data_ptr() != a.ctypes.data
+
+
+def test_from_numpy_keeps_float64_which_a_float32_model_refuses():
+    x = torch.from_numpy(numpy.random.rand(4, 3))
+    assert x.dtype == torch.float64 and torch.tensor(numpy.random.rand(2)).dtype == torch.float64
+    with pytest.raises(RuntimeError, match="mat1 and mat2 must have the same dtype, but got Double and Float"):
+        torch.nn.Linear(3, 2)(x)
+    assert torch.nn.Linear(3, 2)(torch.as_tensor(x.numpy(), dtype=torch.float32)).dtype == torch.float32
+
+
+def test_from_numpy_refuses_negative_strides_and_warns_on_read_only():
+    with pytest.raises(ValueError, match="negative"):
+        torch.from_numpy(numpy.arange(4.0)[::-1])
+    frozen = numpy.arange(3.0)
+    frozen.setflags(write=False)
+    with pytest.warns(UserWarning, match="not writable"):
+        torch.from_numpy(frozen)
+
+
+def test_numpy_force():
+    """force=True is documented as detach().cpu().resolve_conj().resolve_neg().numpy(); a plain CPU tensor still
+    shares its storage, a lazily conjugated one is resolved."""
+    assert "t.detach().cpu().resolve_conj().resolve_neg().numpy()" in torch.Tensor.numpy.__doc__
+    w = torch.ones(3, requires_grad=True)
+    assert numpy.shares_memory(w.numpy(force=True), w.detach().numpy())
+    z = torch.tensor([1 + 2j, 3 - 1j]).conj()
+    with pytest.raises(RuntimeError):
+        z.numpy()
+    assert z.is_conj() and z.numpy(force=True).tolist() == [1 - 2j, 3 + 1j]
+
+
+def test_which_conversions_copy():
+    src = numpy.ones(3)
+    shares = lambda t: numpy.shares_memory(t.numpy(), src)  # noqa: E731
+    assert not shares(torch.tensor(src)) and not shares(torch.tensor(torch.from_numpy(src)).detach())
+    assert shares(torch.as_tensor(src)) and not shares(torch.as_tensor(src, dtype=torch.float32))
+    assert shares(torch.from_numpy(src)) and shares(torch.asarray(src, copy=False))
+    assert not shares(torch.asarray(src, copy=True))
+    with pytest.raises(ValueError):
+        torch.asarray(src, dtype=torch.float32, copy=False)
+    assert torch.as_tensor(src, device="meta").is_meta
+
+
+# asynchrony.md, on this machine's CPU-only build (its GPU side is in the page's record).
+
+def test_perf_counter_is_monotonic_and_fine_time_is_adjustable():
+    import time
+    perf, wall = time.get_clock_info("perf_counter"), time.get_clock_info("time")
+    assert perf.monotonic and perf.resolution < 1e-6
+    assert wall.adjustable and not wall.monotonic
+
+
+def test_benchmark_timer_synchronises_at_each_clock_reading_and_uses_one_thread(monkeypatch):
+    from torch.utils import benchmark
+    from torch.utils.benchmark.utils import timer as timer_module
+    synchronised = []
+    monkeypatch.setattr(torch.accelerator, "is_available", lambda: True)
+    monkeypatch.setattr(torch.accelerator, "synchronize", lambda *a: synchronised.append(1))
+    timer_module.timer()
+    assert synchronised == [1]
+    monkeypatch.undo()
+    measurement = benchmark.Timer(stmt="a + a", globals={"a": torch.ones(4)}).blocked_autorange(min_run_time=0.01)
+    assert measurement.num_threads == 1 and measurement.median > 0
+
+
+def test_out_of_range_embedding_index_on_the_cpu():
+    with pytest.raises(IndexError, match="index out of range in self"):
+        torch.nn.Embedding(10, 4)(torch.tensor([3, 12]))
+
+
+def test_unsynchronised_matmul_timing_in_the_record():
+    """asynchrony.md's record: the unsynchronised time of a matmul is microseconds, a small part of the
+    synchronised one (read from the record; nothing is timed here)."""
+    texts, _, hardware = recorded_outputs("asynchrony")
+    assert hardware.get("gpus"), "asynchrony.md was not recorded on a GPU"
+    found = [m for t in texts for m in re.finditer(r"without sync ([\d.]+) ms,  with sync ([\d.]+) ms", t)]
+    assert found, "the current record of asynchrony.md shows no timing line"
+    unsynced, synced = (float(v) for v in found[0].groups())
+    assert unsynced < 0.1 and unsynced * 10 < synced
+
+
+# memory.md (partly reviewed): CPU tests, and checks read from the page's GPU record (nothing is timed here).
+
+def _memory_stages():
+    """allocated MiB after each stage of memory.md's training step, from its current record."""
+    texts, _, hardware = recorded_outputs("memory")
+    assert hardware.get("gpus"), "memory.md was not recorded on a GPU"
+    stages = {m.group(1).strip(): float(m.group(2)) for t in texts
+              for m in re.finditer(r"^(\w[\w ]+?)\s+allocated\s+([\d.]+) MiB", t, re.M)}
+    peaks = {m.group(1): float(m.group(2)) for t in texts
+             for m in re.finditer(r"extra peak of a (training step|no_grad forward):\s+([\d.]+) MiB", t)}
+    sizes = {m.group(1).strip(): float(m.group(2)) for t in texts
+             for m in re.finditer(r"^(parameters|one activation \(batch x width\))\s+([\d.]+) MiB", t, re.M)}
+    return stages, peaks, sizes
+
+
+def test_training_step_memory_in_the_record():
+    """The optimizer allocates nothing until its first step, which adds two parameter-sized moments; zero_grad
+    frees one parameter size of gradients; forward keeps activations that backward frees."""
+    stages, _, sizes = _memory_stages()
+    param = sizes["parameters"]
+    assert stages["optimizer created"] == stages["model on GPU"]
+    assert abs(stages["after optimizer step"] - stages["after backward"] - 2 * param) < 1
+    assert abs(stages["after optimizer step"] - stages["after zero_grad"] - param) < 1
+    assert stages["after forward"] > stages["batch on GPU"]
+
+
+def test_no_grad_forward_peak_in_the_record():
+    """A no_grad forward of the MLP peaks at two activations (the one computed and the one before)."""
+    _, peaks, sizes = _memory_stages()
+    activation = sizes["one activation (batch x width)"]
+    assert abs(peaks["no_grad forward"] - 2 * activation) < 1 and peaks["training step"] > peaks["no_grad forward"]
+
+
+def test_device_agnostic_memory_counters_and_snapshot_api_exist():
+    import inspect
+    assert callable(torch.accelerator.memory_allocated) and callable(torch.accelerator.max_memory_allocated)
+    history = inspect.signature(torch.cuda.memory._record_memory_history).parameters
+    assert "enabled" in history and "max_entries" in history
+    assert "filename" in inspect.signature(torch.cuda.memory._dump_snapshot).parameters
+
+
+@pytest.mark.parametrize("name", ["PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"])
+def test_allocator_configuration_is_read_from_either_name(name):
+    import os
+    import subprocess
+    import sys
+    settings = "expandable_segments:True,garbage_collection_threshold:0.8"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF")}
+    read = subprocess.run([sys.executable, "-c", "import torch; print(torch._C._accelerator_getAllocatorSettings())"],
+                          env={**env, name: settings}, capture_output=True, text=True, timeout=300)
+    assert read.stdout.strip() == settings, read.stderr[-2000:]
+
+
+def test_out_of_memory_error_is_a_runtime_error():
+    assert issubclass(torch.OutOfMemoryError, RuntimeError)
+
+
+# device-agnostic-training.md, on this machine's CPU-only build (its GPU side is in the page's record).
+
+def test_summed_losses_chain_every_steps_graph():
+    net = torch.nn.Linear(3, 1)
+    total = 0
+    first = net(torch.randn(2, 3)).pow(2).mean()
+    first.backward()
+    total = total + first
+    second = net(torch.randn(2, 3)).pow(2).mean()
+    second.backward()
+    total = total + second
+    assert total.grad_fn is not None
+    reached, stack = set(), [total.grad_fn]
+    while stack:                                   # every node still reachable from the running total
+        node = stack.pop()
+        if node is not None and node not in reached:
+            reached.add(node)
+            stack.extend(n for n, _ in node.next_functions)
+    assert first.grad_fn in reached and second.grad_fn in reached
+    assert total.detach().grad_fn is None
+
+
+def test_module_to_with_nothing_to_move_keeps_storage():
+    model = torch.nn.Linear(4, 4)
+    addresses = [p.data_ptr() for p in model.parameters()]
+    assert model.to("cpu") is model and [p.data_ptr() for p in model.parameters()] == addresses
+
+
+def test_optimizer_state_follows_the_parameters():
+    """AdamW's state is made like each parameter (dtype here; device likewise), and load_state_dict converts
+    loaded state to each parameter's dtype and device."""
+    model = torch.nn.Linear(2, 2).to(torch.float64)
+    optimizer = torch.optim.AdamW(model.parameters())
+    model(torch.randn(3, 2, dtype=torch.float64)).sum().backward()
+    optimizer.step()
+    assert optimizer.state[model.weight]["exp_avg"].dtype == torch.float64
+    on_meta = torch.nn.Linear(2, 2).to("meta")
+    loaded = torch.optim.AdamW(on_meta.parameters())
+    loaded.load_state_dict(optimizer.state_dict())
+    state = loaded.state[on_meta.weight]
+    assert state["exp_avg"].is_meta and state["exp_avg"].dtype == torch.float32
+
+
+def test_loading_a_cuda_checkpoint_without_cuda_names_map_location():
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you are "
+            "running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map "
+            "your storages to the CPU.")):
+        torch.serialization.validate_cuda_device("cuda:0")
+
+
+def test_map_location_takes_a_device_a_dict_or_a_function():
+    import io
+    saved = io.BytesIO()
+    torch.save({"w": torch.ones(2)}, saved)
+    for where in ("meta", torch.device("meta"), {"cpu": "meta"}):
+        saved.seek(0)
+        assert torch.load(saved, map_location=where, weights_only=True)["w"].is_meta
+    locations = []
+
+    def keep(storage, location):                   # called with each storage and the device it was saved from
+        locations.append(location)
+        return storage
+
+    saved.seek(0)
+    assert torch.load(saved, map_location=keep, weights_only=True)["w"].device.type == "cpu" and locations == ["cpu"]
+
+
+class _Config:
+    def __init__(self, width):
+        self.width = width
+
+
+class _Payload:
+    def __reduce__(self):
+        return (print, ("ran inside torch.load",))
+
+
+def test_weights_only_load_refuses_code_and_takes_state_dicts():
+    """The default (weights_only=True since 2.6) rebuilds tensors, primitives and containers; a global such as
+    print is refused; add_safe_globals allows one class; a state_dict loads."""
+    import io
+    import pickle
+    saved = io.BytesIO()
+    torch.save({"weights": torch.ones(2), "extra": _Payload()}, saved)
+    saved.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported global: GLOBAL print"):
+        torch.load(saved)
+    plain = io.BytesIO()
+    torch.save({"t": torch.ones(1), "list": [1, 2.0, "a", None], "tuple": (True,), "dict": {"k": 3}}, plain)
+    plain.seek(0)
+    assert torch.load(plain, weights_only=True)["list"] == [1, 2.0, "a", None]
+    configured = io.BytesIO()
+    torch.save({"config": _Config(3)}, configured)
+    configured.seek(0)
+    with pytest.raises(pickle.UnpicklingError):
+        torch.load(configured, weights_only=True)
+    configured.seek(0)
+    with torch.serialization.safe_globals([_Config]):
+        assert torch.load(configured, weights_only=True)["config"].width == 3
+    state = io.BytesIO()
+    torch.save(torch.nn.Linear(2, 2).state_dict(), state)
+    state.seek(0)
+    assert set(torch.load(state, weights_only=True)) == {"weight", "bias"}
