@@ -152,13 +152,7 @@ def require(name: str, *required: str, fresh: bool = False) -> None:
         g = grade(name, fresh=fresh)
     except NotAnswered as exc:
         raise NotYet(str(exc)) from None
-    failed = blocks.failures_of(course.get(name), g.results, required)
-    if failed:
-        lines, seen = [], set()
-        for r in failed:
-            if r.message not in seen:
-                seen.add(r.message)
-                lines.append(f"  {r.check.removeprefix('test_').replace('_', ' ')} on {r.leg}: {r.message}")
-        what = "; ".join(blocks.TITLES[b].split(" (")[0] for b in required)
-        raise NotYet(f"{name} does not pass yet ({what}):\n" + "\n".join(lines))
-    print(f"{name}: " + ", ".join(blocks.TITLES[b].split(" (")[0] for b in required) + " ✓")
+    passed, text = blocks.verdict(course.get(name), g.results, required)
+    if not passed:
+        raise NotYet(text)
+    print(text)
