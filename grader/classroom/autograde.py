@@ -7,7 +7,7 @@ ASSIGNMENT --student ID` would: the same sanitizing, the same gradebook writes, 
 the notebook in a kernel, grader.classroom.engine_grading.GradeAnswers grades the answer cells with the
 engine and writes each test cell's verdict as its output. The student's notebook never runs, so a cell it
 adds, an input transformer or a helper it redefines changes nothing; a test cell it edits or deletes is
-restored from the gradebook first (OverwriteCells, with add_missing_cells).
+restored from the gradebook first (engine_grading.RestoreCells).
 
 Where the time goes: the engine's gradings (grader.classroom.answers: each distinct answer once, several
 at once, in the host's warm grading processes); this process starts them all before it runs the first
@@ -27,6 +27,12 @@ from pathlib import Path
 import nbformat
 
 SQLITE_BUSY_SECONDS = 120
+#: nbgrader's sanitizing steps, with OverwriteCells' subclass that puts back every deleted test cell.
+SANITIZE_STEPS = [
+    "nbgrader.preprocessors.ClearOutput", "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec", "grader.classroom.engine_grading.RestoreCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 #: nbgrader's autograde pipeline with the notebook's execution replaced by the engine's grading.
 AUTOGRADE_STEPS = [
     "grader.classroom.engine_grading.GradeAnswers", "nbgrader.preprocessors.IgnorePattern",
@@ -53,8 +59,9 @@ def _api(root: Path):
 
     config = load_config(root)
     config.CourseDirectory.root = str(root)
+    config.Autograde.sanitize_preprocessors = SANITIZE_STEPS
     config.Autograde.autograde_preprocessors = AUTOGRADE_STEPS
-    config.OverwriteCells.add_missing_cells = True  # a deleted test cell is graded all the same
+    config.RestoreCells.add_missing_cells = True  # a deleted test cell is graded all the same
     coursedir = CourseDirectory(config=config)
     url = coursedir.db_url
     if url.startswith("sqlite:") and "timeout=" not in url:  # concurrent writers (a cluster) wait, not fail

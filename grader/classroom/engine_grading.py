@@ -3,8 +3,8 @@ nbgrader's `Execute`: the submitted notebook never runs.
 
 `devcourse classroom autograde` runs nbgrader's own Autograde converter with this preprocessor where stock
 autograde executes the notebook. Everything else is nbgrader's: before it, the sanitizing steps restore
-every read-only and test cell from the gradebook (OverwriteCells; with `add_missing_cells`, a deleted test
-cell comes back) and keep one cell per grade id (DeduplicateIds); after it, SaveAutoGrades scores each test
+every read-only and test cell from the gradebook (OverwriteCells, here its subclass RestoreCells, which puts
+back every deleted test cell) and keep one cell per grade id (DeduplicateIds); after it, SaveAutoGrades scores each test
 cell from its outputs as it always does (an error output: zero; otherwise its points), and the autograded
 notebook, the feedback and the formgrader show those outputs.
 
@@ -28,7 +28,7 @@ import ast
 from nbformat.v4 import new_output
 from nbgrader import utils
 from nbgrader.api import Gradebook
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
 from grader import course
 from grader.classroom import blocks, report, source
@@ -85,12 +85,41 @@ def answer_cells(nb) -> dict[str, str]:
     return out
 
 
+class RestoreCells(OverwriteCells):
+    """nbgrader's OverwriteCells, putting back every deleted test cell (add_missing_cells): after the nearest
+    earlier cell of the source notebook that the submission still has, or at the end. (nbgrader's own placing
+    fails when the cell before a deleted one was deleted too.)"""
+
+    def add_missing_grade_cells(self, nb, resources):
+        source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
+        order = [c.name for c in source_nb.source_cells]
+        by_name = dict(zip(order, source_nb.source_cells))
+        solutions = {c.name for c in source_nb.solution_cells}
+
+        def where(grade_id):
+            return next((i for i, c in enumerate(nb.cells)
+                         if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id), None)
+
+        for grade_cell in source_nb.grade_cells:
+            if where(grade_cell.name) is not None or grade_cell.name not in by_name:
+                continue
+            self.log.warning("Missing grade cell %s encountered, adding to notebook", grade_cell.name)
+            earlier = (where(name) for name in reversed(order[:order.index(grade_cell.name)]))
+            at = next((i + 1 for i in earlier if i is not None), len(nb.cells))
+            nb.cells.insert(at, self.missing_cell_transform(by_name[grade_cell.name], grade_cell.max_score,
+                                                            is_solution=grade_cell.name in solutions))
+        return nb, resources
+
+
 def _shared():
     global SHARED
     if SHARED is None:
+        import atexit
+
         from grader.classroom.answers import ClassGrades
 
         SHARED = ClassGrades()
+        atexit.register(SHARED.close)  # a cluster's worker process: its answers' files go with it
     return SHARED
 
 
