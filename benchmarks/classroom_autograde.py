@@ -94,16 +94,39 @@ def busy_seconds() -> float:
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
-def run(*args, cwd) -> tuple[float, float, str]:
-    """(wall seconds, cores busy on average, stdout)"""
-    busy = busy_seconds()
+def grading_cpu() -> float:
+    """CPU seconds the warm grading processes of this course folder (grader.daemon) have spent, their finished
+    workers included (each process's own time and its reaped children's, from /proc)."""
+    marker = f"--dir {daemon.folder()}"
+    total = 0.0
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if marker not in (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                continue
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
+    return total
+
+
+def run(*args, cwd) -> tuple[float, float, float, float, str]:
+    """(wall seconds, cores busy on average, CPU seconds of the run and of the grading processes, of which the
+    grading processes', stdout)"""
+    import resource
+
+    busy, grading = busy_seconds(), grading_cpu()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     p = subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True,
                        env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"})
     if p.returncode:
         raise SystemExit(f"{args} failed:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
     took = time.monotonic() - start
-    return took, (busy_seconds() - busy) / took, p.stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    grading = grading_cpu() - grading
+    cpu = (after.ru_utime - children.ru_utime + after.ru_stime - children.ru_stime) + grading
+    return took, (busy_seconds() - busy) / took, cpu, grading, p.stdout
 
 
 def gradebook(root: Path) -> dict:
@@ -143,8 +166,8 @@ def main() -> None:
         else:
             results[(cls, who)] = run(sys.executable, "-m", "grader.classroom", "autograde", ASSIGNMENT, "--root",
                                       root, "--unisolated", cwd=ROOT)
-            line = next((ln for ln in results[(cls, who)][2].splitlines() if "distinct answer" in ln), "")
-            distinct_answers[cls] = line.split(": ", 1)[-1]
+            line = next((ln for ln in results[(cls, who)][4].splitlines() if "distinct answer" in ln), "")
+            distinct_answers[cls] = line.split(": ", 1)[-1].rstrip(".")
         loads.append((f"after {who} ({cls})", os.getloadavg()))
     for cls in classes:
         same[cls] = gradebook(base / f"{cls}-stock") == gradebook(base / f"{cls}-ours")
@@ -152,10 +175,11 @@ def main() -> None:
     fmt = lambda la: " / ".join(f"{x:.2f}" for x in la)  # noqa: E731
     rows = []
     for cls, kinds in classes.items():
-        (ts, cs, _), (to, co, _) = results[(cls, "stock")], results[(cls, "ours")]
-        rows.append(f"| {cls} | stock `nbgrader autograde` | {ts:.1f} | {ts / n:.2f} | 1.00× | {cs:.2f} | {cs * ts / n:.2f} |")
-        rows.append(f"| {cls} | `devcourse classroom autograde` | {to:.1f} | {to / n:.2f} | **{ts / to:.1f}×** | {co:.2f} | "
-                    f"{co * to / n:.2f} |")
+        (ts, cs, ps, gs, _), (to, co, po, go, _) = results[(cls, "stock")], results[(cls, "ours")]
+        rows.append(f"| {cls} | stock `nbgrader autograde` | {ts:.1f} | {ts / n:.2f} | 1.00× | {ps / n:.2f} | "
+                    f"{gs / n:.2f} | 1.00× | {cs:.2f} |")
+        rows.append(f"| {cls} | `devcourse classroom autograde` | {to:.1f} | {to / n:.2f} | **{ts / to:.1f}×** | "
+                    f"{po / n:.2f} | {go / n:.2f} | {ps / po:.1f}× | {co:.2f} |")
     table = "\n".join([
         f"# Autograding a class: {ASSIGNMENT} (12 exercises, one notebook), {n} submissions",
         "",
@@ -166,8 +190,9 @@ def main() -> None:
         "Answers per class (learner × exercise): " + ", ".join(f"{k} {v}" for k, v in classes["variants"].items())
         + " (the same draw in both classes).",
         "",
-        "| class | run | wall (s) | per submission (s) | speed-up | cores busy (average) | CPU per submission (s) |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+        "| class | run | wall (s) | wall per submission (s) | speed-up (wall) | CPU per submission (s) | "
+        "of which grading processes (s) | less CPU | machine's cores busy |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         *rows,
         "",
         "Distinct answers graded by ours: " + "; ".join(f"{cls}: {d}" for cls, d in distinct_answers.items()) + ".",
@@ -177,8 +202,11 @@ def main() -> None:
         "",
         "Load average (1 / 5 / 15 min): " + "; ".join(f"{when} {fmt(la)}" for when, la in loads) + ".",
         "",
-        "Cores busy: the whole machine's busy CPU time during the run over its wall time (the grading processes "
-        "and other work on the machine included); CPU per submission: that busy time over the submissions.",
+        "CPU per submission: the CPU time of the run's own processes (nbgrader, the kernels for stock) and of the "
+        "warm grading processes that graded for it, over the submissions: the work each way does, which other "
+        "work on the machine does not change much. Machine's cores busy: the whole machine's busy CPU time during "
+        "the run over its wall time, other engineers' work included (2.00: saturated, so the wall times depend on "
+        "the load at the time).",
         "",
         f"Reproduce: `python benchmarks/classroom_autograde.py --students {n} --out "
         "benchmarks/results/classroom_autograde.md`",
