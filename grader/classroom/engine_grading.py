@@ -24,6 +24,7 @@ Cells the learner added, and everything else in the notebook, are left as they a
 from __future__ import annotations
 
 import ast
+import weakref
 
 from nbformat.v4 import new_output
 from nbgrader import utils
@@ -36,6 +37,7 @@ from grader.classroom import blocks, report, source
 #: The class's grades, shared by every notebook of one autograding run (set by grader.classroom.autograde);
 #: without it (a task on a Dask worker) each process keeps its own.
 SHARED = None
+_REPORTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a grading's report, rendered once a run
 
 
 class NotGradable(Exception):
@@ -165,5 +167,8 @@ class GradeAnswers(NbGraderPreprocessor):
     def _report(name: str, pending):
         if name not in pending:
             return _stdout(f"{name}: the submission has no answer cell for it (grade id {name}-answer)")
-        grade = pending[name].result()
-        return new_output("display_data", data={"text/html": report.html(grade), "text/plain": report.plain(grade)})
+        grading = pending[name]
+        if grading not in _REPORTS:  # the same answer in several submissions: one rendering
+            grade = grading.result()
+            _REPORTS[grading] = {"text/html": report.html(grade), "text/plain": report.plain(grade)}
+        return new_output("display_data", data=dict(_REPORTS[grading]))
