@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 import nbformat  # noqa: E402
 
-from grader import course, daemon  # noqa: E402
+from grader import daemon  # noqa: E402
 from grader.classroom import generate, source  # noqa: E402
 
 BIN = Path(sys.executable).parent
