@@ -1,9 +1,21 @@
-"""Stock `nbgrader autograde` against `devcourse classroom autograde` (one task per submission, in local worker
-processes) on one class of simulated submissions, on this machine. Both start from the same collected
-submissions and a warm grading daemon; the script checks that both end with the same scores per student and
-cell in the gradebook, then prints a Markdown table (`--out FILE` also writes it there).
+"""Stock `nbgrader autograde` against `devcourse classroom autograde` on one class of simulated submissions,
+on this machine: part 1 of the book (12 exercises, one notebook), `--students` learners whose answers mix
+honest right fixes, honest wrong ones and exercises left untouched.
 
-    python benchmarks/classroom_autograde.py --students 40 --workers 2 3 --out benchmarks/results/classroom_autograde.md
+The answers come from the course's own submissions (the reference fix and tests/submissions/NAME/right_*.py,
+wrong_*.py), drawn per learner and exercise (45 % right, 30 % wrong, 25 % untouched, seeded). Two classes:
+
+* `variants`: the answers as drawn, so learners who drew the same variant hand in the same program (as
+  learners who make the same one-line fix do);
+* `distinct`: every edited answer ends with a comment naming its learner, so no two learners' edited
+  answers are the same text and only untouched exercises repeat: the worst case for grading each distinct
+  answer once.
+
+Runs alternate (stock, ours, ours, stock) so that a change of load on a shared machine hits both. Every run
+starts from a fresh copy of the collected class and a warm grading daemon; the script checks that stock and
+ours end with the same scores per learner and cell, then prints a Markdown table (`--out FILE` writes it).
+
+    python benchmarks/classroom_autograde.py --students 40 --out benchmarks/results/classroom_autograde.md
 """
 
 from __future__ import annotations
@@ -11,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import random
 import shutil
 import subprocess
 import sys
@@ -23,45 +36,51 @@ sys.path.insert(0, str(ROOT))
 
 import nbformat  # noqa: E402
 
-from grader import course, daemon  # noqa: E402
+from grader import daemon  # noqa: E402
 from grader.classroom import generate, source  # noqa: E402
 
 BIN = Path(sys.executable).parent
 ASSIGNMENT = "part1-where-tensors-live"
-ONLY = ["masked_mean", "noise_batch"]
+SHARES = (("right", 0.45), ("wrong", 0.30), ("untouched", 0.25))
 
 
-def edits():
-    """Three kinds of learner, in turn: untouched, fixed, half fixed."""
-    mm, nb = course.get("masked_mean"), course.get("noise_batch")
-
-    def put(notebook, ex, code):
-        c = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == f"{ex.name}-answer")
-        c.source = f"%%answer {ex.name}\n{code}"
-
-    def fixed(notebook):
-        put(notebook, mm, source.solution_code(mm))
-        put(notebook, nb, source.solution_code(nb))
-
-    def half(notebook):
-        put(notebook, nb, source.solution_code(nb))
-
-    return [lambda notebook: None, fixed, half]
+def variants(ex) -> dict[str, list[str]]:
+    folder = ROOT / "tests" / "submissions" / ex.name
+    right = [source.solution_code(ex)] + [source.split_docstring(f)[1] for f in sorted(folder.glob("right_*.py"))]
+    wrong = [source.split_docstring(f)[1] for f in sorted(folder.glob("wrong_*.py"))]
+    return {"right": right, "wrong": wrong}
 
 
-NOTES = (
-    "Where the time goes: with stock autograde a submission costs about 2 s of CPU, half in nbgrader and the "
-    "notebook's kernel (starting a kernel alone takes 0.6 s, most of it Python importing ipykernel, IPython and "
-    "zmq) and half in the warm grading processes (each exercise graded on the real legs and on the simulated "
-    "accelerator at once). Stock autograde grades one submission after "
-    "another and keeps about one core busy. `devcourse classroom autograde` runs one nbgrader per core plus "
-    "one, in processes forked once nbgrader is imported, all grading through the one warm daemon, and forks "
-    "each notebook's kernel from a template that has imported ipykernel already "
-    "(grader/classroom/warm_kernels.py): the same kernel code, 0.4 s of CPU less per submission. A Dask "
-    "LocalCluster in place of the local processes cost 6 s of CPU to start and a tenth of a core to run; Dask "
-    "is used for a cluster (--scheduler). The machine is shared: the ratio moves with the load from other work "
-    "(see the load averages)."
-)
+def make_class(root: Path, students: int, distinct: bool, seed: int = 7) -> dict[str, int]:
+    """Write submitted/<learner>/<assignment>/ for every learner; how many answers of each kind."""
+    rng = random.Random(seed)
+    released = root / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    exercises = _part1()
+    pool = {e.name: variants(e) for e in exercises}
+    kinds = {k: 0 for k, _ in SHARES}
+    for i in range(students):
+        learner = f"learner{i:03d}"
+        nb = nbformat.read(released, as_version=4)
+        for ex in exercises:
+            kind = rng.choices([k for k, _ in SHARES], [w for _, w in SHARES])[0]
+            kinds[kind] += 1
+            if kind == "untouched":
+                continue
+            code = rng.choice(pool[ex.name][kind])
+            if distinct:
+                code += f"# {learner}\n"
+            cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == f"{ex.name}-answer")
+            cell.source = f"%%answer {ex.name}\n{code}"
+        folder = root / "submitted" / learner / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / released.name)
+        (folder / "timestamp.txt").write_text("2026-01-05 10:00:00.000000 UTC")
+    return kinds
+
+
+def _part1():
+    plan = generate.assignments()
+    return [e for _, exs in plan[0][2] for e in exs]
 
 
 def busy_seconds() -> float:
@@ -75,19 +94,39 @@ def busy_seconds() -> float:
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
-BUSY: dict[str, float] = {}
+def grading_cpu() -> float:
+    """CPU seconds the warm grading processes of this course folder (grader.daemon) have spent, their finished
+    workers included (each process's own time and its reaped children's, from /proc)."""
+    marker = f"--dir {daemon.folder()}"
+    total = 0.0
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if marker not in (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                continue
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
+    return total
 
 
-def run(*args, cwd) -> float:
-    busy = busy_seconds()
+def run(*args, cwd) -> tuple[float, float, float, float, str]:
+    """(wall seconds, cores busy on average, CPU seconds of the run and of the grading processes, of which the
+    grading processes', stdout)"""
+    import resource
+
+    busy, grading = busy_seconds(), grading_cpu()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     p = subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True,
                        env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"})
     if p.returncode:
         raise SystemExit(f"{args} failed:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
     took = time.monotonic() - start
-    BUSY[" ".join(map(str, args))] = (busy_seconds() - busy) / took
-    return took
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    grading = grading_cpu() - grading
+    cpu = (after.ru_utime - children.ru_utime + after.ru_stime - children.ru_stime) + grading
+    return took, (busy_seconds() - busy) / took, cpu, grading, p.stdout
 
 
 def gradebook(root: Path) -> dict:
@@ -105,66 +144,72 @@ def gradebook(root: Path) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--students", type=int, default=40)
-    p.add_argument("--workers", type=int, nargs="+", default=[2], help="one run per count of worker processes")
     p.add_argument("--out")
     args = p.parse_args()
     base = Path(tempfile.mkdtemp(prefix="classroom-bench-"))
-    stock_root = base / "stock"
-    generate.generate(stock_root, only=ONLY)
-    run(BIN / "nbgrader", "generate_assignment", ASSIGNMENT, cwd=stock_root)
-    released = stock_root / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    kinds = edits()
-    for i in range(args.students):
-        nb = nbformat.read(released, as_version=4)
-        kinds[i % len(kinds)](nb)
-        folder = stock_root / "submitted" / f"learner{i:03d}" / ASSIGNMENT
-        folder.mkdir(parents=True)
-        nbformat.write(nb, folder / released.name)
-        (folder / "timestamp.txt").write_text("2026-01-05 10:00:00.000000 UTC")
-    ours_roots = {w: base / f"dask-{w}" for w in args.workers}
-    for root in ours_roots.values():
-        shutil.copytree(stock_root, root)
+    template = base / "template"
+    generate.generate(template, only=[e.name for e in _part1()])
+    run(BIN / "nbgrader", "generate_assignment", ASSIGNMENT, cwd=template)
+    classes = {}
+    for name, distinct in (("variants", False), ("distinct", True)):
+        root = base / name
+        shutil.copytree(template, root)
+        classes[name] = make_class(root, args.students, distinct)
     daemon.ensure()  # every run finds the grading processes warm
-    loads = [("before", os.getloadavg())]
-    t_stock = run(BIN / "nbgrader", "autograde", ASSIGNMENT, cwd=stock_root)
-    loads.append(("after stock", os.getloadavg()))
-    t_ours = {}
-    for w, root in ours_roots.items():
-        t_ours[w] = run(sys.executable, "-m", "grader.classroom", "autograde", ASSIGNMENT, "--root", root,
-                        "--workers", w, cwd=ROOT)
-        loads.append((f"after {w} workers", os.getloadavg()))
-    same = all(gradebook(stock_root) == gradebook(root) for root in ours_roots.values())
-    cores = list(BUSY.values())[-1 - len(t_ours):]  # stock's run, then each of ours
-    ceiling = (os.cpu_count() or 1) / cores[0]
+    order = [("variants", "stock"), ("variants", "ours"), ("distinct", "ours"), ("distinct", "stock")]
+    results, loads, same, distinct_answers = {}, [("before", os.getloadavg())], {}, {}
+    for cls, who in order:
+        root = base / f"{cls}-{who}"
+        shutil.copytree(base / cls, root)
+        if who == "stock":
+            results[(cls, who)] = run(BIN / "nbgrader", "autograde", ASSIGNMENT, cwd=root)
+        else:
+            results[(cls, who)] = run(sys.executable, "-m", "grader.classroom", "autograde", ASSIGNMENT, "--root",
+                                      root, "--unisolated", cwd=ROOT)
+            line = next((ln for ln in results[(cls, who)][4].splitlines() if "distinct answer" in ln), "")
+            distinct_answers[cls] = line.split(": ", 1)[-1].rstrip(".")
+        loads.append((f"after {who} ({cls})", os.getloadavg()))
+    for cls in classes:
+        same[cls] = gradebook(base / f"{cls}-stock") == gradebook(base / f"{cls}-ours")
     n = args.students
     fmt = lambda la: " / ".join(f"{x:.2f}" for x in la)  # noqa: E731
+    rows = []
+    for cls, kinds in classes.items():
+        (ts, cs, ps, gs, _), (to, co, po, go, _) = results[(cls, "stock")], results[(cls, "ours")]
+        rows.append(f"| {cls} | stock `nbgrader autograde` | {ts:.1f} | {ts / n:.2f} | 1.00× | {ps / n:.2f} | "
+                    f"{gs / n:.2f} | 1.00× | {cs:.2f} |")
+        rows.append(f"| {cls} | `devcourse classroom autograde` | {to:.1f} | {to / n:.2f} | **{ts / to:.1f}×** | "
+                    f"{po / n:.2f} | {go / n:.2f} | {ps / po:.1f}× | {co:.2f} |")
     table = "\n".join([
-        f"# Autograding a class of {n} submissions ({ASSIGNMENT}, {', '.join(ONLY)}: 3 points, 3 test cells)",
+        f"# Autograding a class: {ASSIGNMENT} (12 exercises, one notebook), {n} submissions",
         "",
         f"Machine: {platform.node()}, {os.cpu_count()} cores ({platform.processor() or platform.machine()}), "
-        f"Python {platform.python_version()}; shared with other engineers' work while it ran.",
+        f"Python {platform.python_version()}, no GPU; shared with other engineers' work while it ran (see the "
+        "load averages), so the runs alternate: stock and ours on `variants`, then ours and stock on `distinct`.",
         "",
-        "| run | wall (s) | per submission (s) | speed-up | cores busy (average) | CPU per submission (s) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
-        f"| stock `nbgrader autograde` (one after another) | {t_stock:.1f} | {t_stock / n:.2f} | 1.00× | "
-        f"{cores[0]:.2f} | {cores[0] * t_stock / n:.2f} |",
-        *[f"| `devcourse classroom autograde --workers {w}` (local worker processes) | {t:.1f} | {t / n:.2f} | "
-          f"{t_stock / t:.2f}× | {c:.2f} | {c * t / n:.2f} |" for (w, t), c in zip(t_ours.items(), cores[1:])],
+        "Answers per class (learner × exercise): " + ", ".join(f"{k} {v}" for k, v in classes["variants"].items())
+        + " (the same draw in both classes).",
         "",
-        f"Cores busy: the whole machine's busy CPU time during the run over its wall time (the grading "
-        f"processes included); CPU per submission: that busy time over the {n} submissions. Stock autograde "
-        f"keeps {cores[0]:.2f} of the {os.cpu_count()} cores busy, so spreading the same work over this machine "
-        f"could at best be {ceiling:.2f}× faster; the parallel runs also do less work per submission (their "
-        "kernels are forked from a warm template).",
+        "| class | run | wall (s) | wall per submission (s) | speed-up (wall) | CPU per submission (s) | "
+        "of which grading processes (s) | less CPU | machine's cores busy |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        *rows,
+        "",
+        "Distinct answers graded by ours: " + "; ".join(f"{cls}: {d}" for cls, d in distinct_answers.items()) + ".",
+        "",
+        "Same scores per learner and cell in stock's and ours' gradebooks: "
+        + ", ".join(f"{cls} {'yes' if ok else 'NO'}" for cls, ok in same.items()) + ".",
         "",
         "Load average (1 / 5 / 15 min): " + "; ".join(f"{when} {fmt(la)}" for when, la in loads) + ".",
         "",
-        f"Same scores per student and cell in every gradebook: {'yes' if same else 'NO'}.",
+        "CPU per submission: the CPU time of the run's own processes (nbgrader, the kernels for stock) and of the "
+        "warm grading processes that graded for it, over the submissions: the work each way does, which other "
+        "work on the machine does not change much. Machine's cores busy: the whole machine's busy CPU time during "
+        "the run over its wall time, other engineers' work included (2.00: saturated, so the wall times depend on "
+        "the load at the time).",
         "",
-        NOTES,
-        "",
-        f"Reproduce: `python benchmarks/classroom_autograde.py --students {n} --workers "
-        f"{' '.join(map(str, args.workers))} --out benchmarks/results/classroom_autograde.md`",
+        f"Reproduce: `python benchmarks/classroom_autograde.py --students {n} --out "
+        "benchmarks/results/classroom_autograde.md`",
     ]) + "\n"
     print(table)
     if args.out:

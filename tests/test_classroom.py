@@ -2,8 +2,10 @@
 
 One small assignment (masked_mean, 2 points, and noise_batch, 1 point) goes through generate (ours), then
 nbgrader's generate_assignment, validate, release_assignment, fetch_assignment, submit (one simulated
-learner each), collect, autograde (stock, and ours in parallel on a copy of the course), generate_feedback
-and export; each learner's score is checked in the exported CSV.
+learner each), collect, then autograde: stock `nbgrader autograde` on the honest learners, and
+`devcourse classroom autograde` (the engine grades the answer cells; no notebook runs) on a copy holding the
+same honest learners and attack notebooks written with the source in hand; then generate_feedback and export.
+Honest learners must score as with stock; each attack what its answers deserve.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import nbformat
 import pytest
 
 from grader import ROOT, course
-from grader.classroom import blocks, kernel, report, source, warm_kernels
+from grader.classroom import blocks, isolation, kernel, report, source
 
 BIN = Path(sys.executable).parent
 ASSIGNMENT = "part1-where-tensors-live"
@@ -77,18 +79,51 @@ def warns(nb):  # fully right, but warns at import and on every call: still full
                                                                   "    return noise"))
 
 
-def locked_edited(nb):  # masked_mean untouched, its checks rewritten to pass: nbgrader restores them
-    answer(nb, NB, fixed(NB))
-    for c in nb.cells:
-        gid = c.metadata.get("nbgrader", {}).get("grade_id", "")
-        if gid.startswith("masked_mean-") and gid not in ("masked_mean-answer", "masked_mean-explanation"):
-            c.source = "print('all good')"
+# ---- attacks: notebooks that try to score more than their answers deserve ------------------------------
+GRADEBOOK_WRITE = ("import sqlite3, glob\n"
+                   "for db in glob.glob('../../../**/gradebook.db', recursive=True):\n"
+                   "    sqlite3.connect(db).execute('update grade set auto_score = 99').connection.commit()\n")
 
 
-def deleted(nb):  # the first code cell (it loads %%answer), masked_mean's answer and a test cell are gone
+def added_cell(nb, code, after="setup"):
+    at = next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == after)
+    nb.cells.insert(at + 1, nbformat.v4.new_code_cell(code))
+
+
+def redefines_helpers(nb):  # masked_mean untouched; an added cell makes every test helper pass
     answer(nb, NB, fixed(NB))
-    nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id")
-                not in ("setup", "masked_mean-answer", "masked_mean-copies")]
+    added_cell(nb, "import grader.classroom.kernel as k\n"
+                   "k.require = lambda *a, **kw: print('passed')\nk.grade = k.self_check = k.require\n"
+                   "require = self_check = k.require\n")
+
+
+def input_transformer(nb):  # the answer cell, without its %%answer line, rewrites every later cell to nothing
+    answer(nb, NB, fixed(NB))
+    cell(nb, "masked_mean-answer").source = (
+        "try:\n    get_ipython().input_transformers_cleanup.append(lambda lines: [])\nexcept NameError:\n    pass\n"
+        + source.broken_code(MM))
+
+
+def edits_hidden_tests(nb):  # masked_mean untouched; one test cell rewritten to pass, the other deleted
+    answer(nb, NB, fixed(NB))
+    cell(nb, "masked_mean-accelerator").source = "print('all good')"
+    nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != "masked_mean-copies"]
+
+
+def writes_the_gradebook(nb):  # masked_mean untouched; an added cell sets every score in the gradebook to 99
+    answer(nb, NB, fixed(NB))
+    added_cell(nb, GRADEBOOK_WRITE, after="masked_mean-copies")
+
+
+def prints_passed(nb):  # masked_mean as shipped, but it prints what a passing test cell prints
+    answer(nb, NB, fixed(NB))
+    answer(nb, MM, "print('masked_mean: right on an accelerator, right on the CPU ✓ passed')\n" + source.broken_code(MM))
+
+
+def deleted(nb):  # the first code cell and every cell of masked_mean but its explanation are gone
+    answer(nb, NB, fixed(NB))
+    nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") not in (
+        "setup", "masked_mean-answer", "masked_mean-check", "masked_mean-accelerator", "masked_mean-copies")]
 
 
 def _pts(ex, block):
@@ -97,16 +132,23 @@ def _pts(ex, block):
 
 SPLIT: dict = {}
 THROUGH_THE_EXCHANGE = ("untouched", "fixed", "partly")  # fetch, submit, collect; the others are placed
-LEARNERS = {  # learner -> (edit, expected score as a function of the split)
+HONEST = {  # learner -> (edit, expected score as a function of the split): graded by stock and by ours
     "untouched": (untouched, lambda: 0),
     "fixed": (all_fixed, lambda: 3),
     "partly": (partly_fixed, lambda: 1 + _pts(MM, "accelerator")),
     "crashing": (crashing, lambda: 1),
     "endless": (endless_loop, lambda: 2),
     "warns": (warns, lambda: 3),
-    "locked": (locked_edited, lambda: 1),
+}
+ATTACKS = {  # learner -> (edit, what the answers deserve): graded by ours only (stock runs the notebook)
+    "redefines": (redefines_helpers, lambda: 1),
+    "transformer": (input_transformer, lambda: 1),
+    "hidden": (edits_hidden_tests, lambda: 1),
+    "gradebook": (writes_the_gradebook, lambda: 1),
+    "prints": (prints_passed, lambda: 1),
     "deleted": (deleted, lambda: 1),
 }
+LEARNERS = {**HONEST, **ATTACKS}
 
 
 def run(*args, cwd, env=None, check=True, timeout=600):
@@ -124,19 +166,27 @@ def nbgrader(*args, cwd, **kw):
     return run(BIN / "nbgrader", *args, cwd=cwd, **kw)
 
 
-def scores_in_gradebook(root: Path) -> dict:
-    """{(student, cell): (auto_score, max_score)} and {student: total} from nbgrader's gradebook."""
+def scores_in_gradebook(root: Path, learners=None) -> tuple[dict, dict]:
+    """{(student, cell): (auto_score, max_score, needs_manual_grade)} and {student: total} from nbgrader's
+    gradebook."""
     from nbgrader.api import Gradebook
 
     cells, totals = {}, {}
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}", "device-course") as gb:
         for s in gb.students:
+            if learners is not None and s.id not in learners:
+                continue
             sub = gb.find_submission(ASSIGNMENT, s.id)
             totals[s.id] = round(sub.score, 2)
             for nbk in sub.notebooks:
                 for g in nbk.grades:
                     cells[(s.id, g.name)] = (g.auto_score, g.max_score, g.needs_manual_grade)
     return cells, totals
+
+
+def autograde_flags() -> list[str]:
+    """--unisolated only where the engine cannot isolate its workers (before grader.sandbox exists, say)."""
+    return [] if isolation.status().available else ["--unisolated"]
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +198,8 @@ def classroom(tmp_path_factory):
     out = {"root": root, "exchange": exchange, "base": base}
     xflag = f"--Exchange.root={exchange}"
 
-    run(sys.executable, "-m", "grader.classroom", "generate", root, "--only", "masked_mean,noise_batch", cwd=ROOT)
+    out["generate"] = run(sys.executable, "-m", "grader.classroom", "generate", root, "--only",
+                          "masked_mean,noise_batch", cwd=ROOT)
     SPLIT.update({e.name: blocks.split(e, _shipped(e)) for e in (MM, NB)})
     nbgrader("generate_assignment", ASSIGNMENT, cwd=root)
     out["validate_source"] = nbgrader("validate", f"source/{ASSIGNMENT}/{NOTEBOOK}", cwd=root, check=False)
@@ -158,6 +209,7 @@ def classroom(tmp_path_factory):
     fetched = homes / "_fetch"
     fetched.mkdir(parents=True)
     nbgrader("fetch_assignment", ASSIGNMENT, "--course", EXCHANGE_COURSE, xflag, cwd=fetched)
+    ours = base / "course-ours"
 
     def submit(learner):
         home = homes / learner
@@ -168,25 +220,24 @@ def classroom(tmp_path_factory):
         nbformat.write(nb, path)
         if learner in THROUGH_THE_EXCHANGE:
             nbgrader("submit", ASSIGNMENT, "--course", EXCHANGE_COURSE, "--student", learner, xflag, cwd=home)
-        else:  # as collect leaves a submission (each nbgrader start costs seconds on a busy machine)
-            shutil.copytree(home / ASSIGNMENT, root / "submitted" / learner / ASSIGNMENT)
-            (root / "submitted" / learner / ASSIGNMENT / "timestamp.txt").write_text("2026-01-05 10:00:00.000000 UTC")
+        else:  # where collect leaves a submission (each nbgrader start costs seconds on a busy machine)
+            folder = (root if learner in HONEST else ours) / "submitted" / learner / ASSIGNMENT
+            shutil.copytree(home / ASSIGNMENT, folder)
+            (folder / "timestamp.txt").write_text("2026-01-05 10:00:00.000000 UTC")
 
     with ThreadPoolExecutor(4) as pool:  # each learner submits from a home of their own
         list(pool.map(submit, LEARNERS))
     nbgrader("collect", ASSIGNMENT, xflag, cwd=root)
-
-    parallel_root = base / "course-parallel"
-    shutil.copytree(root, parallel_root)
+    shutil.copytree(root, ours, dirs_exist_ok=True)  # the honest class, next to the attacks already there
     shutil.copytree(root, base / "course-dask")
     # The endless learner's loop is stopped after this per-check limit instead of the course's 20 s.
     limit = {kernel.TIMEOUT_VARIABLE: str(ENDLESS_LIMIT)}
     out["stock"] = nbgrader("autograde", ASSIGNMENT, cwd=root, env=limit)
-    out["parallel"] = run(sys.executable, "-m", "grader.classroom", "autograde", ASSIGNMENT, "--root", parallel_root,
-                          "--workers", "2", cwd=ROOT, env=limit)
-    out["parallel_root"] = parallel_root
-    nbgrader("generate_feedback", ASSIGNMENT, cwd=root)
-    nbgrader("export", cwd=root)
+    out["ours"] = run(sys.executable, "-m", "grader.classroom", "autograde", ASSIGNMENT, "--root", ours,
+                      *autograde_flags(), cwd=ROOT, env=limit)
+    out["ours_root"] = ours
+    nbgrader("generate_feedback", ASSIGNMENT, cwd=ours)
+    nbgrader("export", cwd=ours)
     yield out
     print("durations (s):", {k: round(v, 1) for k, v in DURATIONS.items()})
 
@@ -209,69 +260,117 @@ def test_the_source_validates_and_the_release_fails_as_shipped(classroom):
     assert "Success! Your notebook passes all the tests." in classroom["validate_source"].stdout
     release = classroom["validate_release"].stdout
     assert "Success!" not in release and "failed" in release
-    assert "makes the tensor on cpu" in release or "does not pass yet" in release
+    assert "does not pass yet" in release
 
 
-def test_released_files_hold_no_hidden_test_and_no_solution(classroom):
+def test_released_files_hold_no_solution_and_say_how_to_check_in_the_notebook(classroom):
     released = list((classroom["root"] / "release").rglob("*.ipynb"))
     released += list((classroom["exchange"] / EXCHANGE_COURSE / "outbound").rglob("*.ipynb"))
     assert len(released) == 2
+    src = nbformat.read(classroom["root"] / "source" / ASSIGNMENT / NOTEBOOK, as_version=4)
     for f in released:
         text = f.read_text()
-        for secret in ("BEGIN HIDDEN TESTS", "fresh=True", "BEGIN SOLUTION", "device=x.device",
-                       "torch.randn(batch_size, features, device=device)", '"devcourse"'):
+        for secret in ("BEGIN SOLUTION", "device=x.device", "torch.randn(batch_size, features, device=device)",
+                       '"devcourse"', "devcourse check", "Check your fix with"):
             assert secret not in text, f"{f} holds {secret!r}"
         nb = nbformat.read(f, as_version=4)
         assert cell(nb, "masked_mean-answer").source == source.released_answer(MM)  # the broken program
         assert "positions = torch.arange(T) " in cell(nb, "masked_mean-answer").source
+        assert "run the self-check under it" in cell(nb, "masked_mean-explanation").source
+        for b in SPLIT["masked_mean"]:  # a test cell has no hidden part: released as in the source
+            assert cell(nb, b.grade_id).source == cell(src, b.grade_id).source
 
 
-def test_each_learner_gets_the_expected_score_in_the_exported_csv(classroom):
-    with open(classroom["root"] / "grades.csv") as f:
+def test_stock_autograde_reports_no_changed_cell_for_honest_submissions(classroom):
+    # Hidden test parts made nbgrader report every released test cell as changed ("Attribute 'checksum' ...").
+    assert "has changed" not in classroom["stock"].stdout + classroom["stock"].stderr
+
+
+def test_honest_submissions_score_as_with_stock_autograde(classroom):
+    out = classroom["ours"].stdout
+    assert f"Autograded {len(LEARNERS)} of {len(LEARNERS)}" in out and "no notebook run" in out
+    stock_cells, stock_totals = scores_in_gradebook(classroom["root"])
+    ours_cells, ours_totals = scores_in_gradebook(classroom["ours_root"], HONEST)
+    assert len(stock_cells) == len(HONEST) * 3  # three test cells per learner
+    assert ours_cells == stock_cells
+    assert ours_totals == stock_totals
+
+
+def test_each_learner_gets_what_their_answers_deserve_in_the_exported_csv(classroom):
+    with open(classroom["ours_root"] / "grades.csv") as f:
         rows = {r["student_id"]: float(r["score"]) for r in csv.DictReader(f)}
     expected = {learner: round(score(), 2) for learner, (_, score) in LEARNERS.items()}
     assert {k: round(v, 2) for k, v in rows.items()} == expected
 
 
-def test_feedback_is_generated_for_every_learner(classroom):
+def test_attacks_change_nothing_and_need_no_manual_grading(classroom):
+    cells, _ = scores_in_gradebook(classroom["ours_root"], ATTACKS)
+    assert len(cells) == len(ATTACKS) * 3  # a deleted test cell was put back and scored
+    for (learner, name), (score, points, manual) in cells.items():
+        assert manual is False, (learner, name)
+        assert score == (points if name.startswith("noise_batch") else 0), (learner, name, score)
+    answered = cell(nbformat.read(classroom["ours_root"] / "autograded" / "deleted" / ASSIGNMENT / NOTEBOOK,
+                                  as_version=4), "masked_mean-copies")
+    assert "no answer cell" in answered.outputs[0].evalue
+
+
+def test_the_autograded_notebook_and_the_feedback_show_the_engines_report(classroom):
+    path = classroom["ours_root"] / "autograded" / "partly" / ASSIGNMENT / NOTEBOOK
+    nb = nbformat.read(path, as_version=4)
+    (report_out,) = cell(nb, "masked_mean-check").outputs
+    assert "<pre" in report_out.data["text/html"]
+    assert "does not move data back and forth" in report_out.data["text/plain"]
+    (copies,) = cell(nb, "masked_mean-copies").outputs
+    assert copies.output_type == "error" and "does not pass yet" in copies.evalue
+    (accel,) = cell(nb, "masked_mean-accelerator").outputs
+    assert accel.output_type == "stream" and "✓" in accel.text
+    feedback = (classroom["ours_root"] / "feedback" / "partly" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert "does not pass yet" in feedback and "does not move data back and forth" in feedback
     for learner in LEARNERS:
-        assert (classroom["root"] / "feedback" / learner / ASSIGNMENT / f"{ASSIGNMENT}.html").is_file()
+        assert (classroom["ours_root"] / "feedback" / learner / ASSIGNMENT / f"{ASSIGNMENT}.html").is_file()
 
 
-def test_parallel_autograde_ends_in_the_same_gradebook_as_stock_autograde(classroom):
-    assert "autograding" in classroom["parallel"].stdout and f"Autograded {len(LEARNERS)} of" in classroom["parallel"].stdout
-    if warm_kernels.available():  # the kernels were forked (tests/test_warm_kernels.py tests them alone)
-        assert "kernels forked from a warm template" in classroom["parallel"].stdout
-    stock_cells, stock_totals = scores_in_gradebook(classroom["root"])
-    ours_cells, ours_totals = scores_in_gradebook(classroom["parallel_root"])
-    assert len(stock_cells) == len(LEARNERS) * 3  # three test cells per learner
-    assert ours_cells == stock_cells
-    assert ours_totals == stock_totals
-    assert stock_cells[("deleted", "masked_mean-copies")] == (None, _pts(MM, "copies"), True)  # unscored, flagged
-    assert stock_cells[("locked", "masked_mean-accelerator")][0] == 0  # an edited test cell was restored
+def test_the_class_is_graded_with_the_instructors_time_limit(classroom):
+    path = classroom["ours_root"] / "autograded" / "endless" / ASSIGNMENT / NOTEBOOK
+    nb = nbformat.read(path, as_version=4)
+    shown = "".join(str(o) for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("noise_batch-")
+                    for o in c.get("outputs", []))
+    assert f"did not finish within {ENDLESS_LIMIT} s" in shown
 
 
 def test_on_a_dask_cluster_the_gradebook_is_the_same(classroom):
     from dask.distributed import LocalCluster
 
-    from grader.classroom import parallel
+    from grader.classroom import autograde
 
     root, some = classroom["base"] / "course-dask", ["fixed", "partly", "untouched"]
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                       silence_logs=40) as cluster:
-        results = parallel.autograde(root, ASSIGNMENT, students=some, scheduler=cluster.scheduler_address,
-                                     progress=False)
+        results = autograde.autograde(root, ASSIGNMENT, students=some, scheduler=cluster.scheduler_address,
+                                      progress=False)
     assert sorted(r["student"] for r in results if r["success"]) == sorted(some)
-    stock, _ = scores_in_gradebook(classroom["root"])
-    ours, _ = scores_in_gradebook(root)
-    assert ours == {k: v for k, v in stock.items() if k[0] in some}
+    stock, _ = scores_in_gradebook(classroom["root"], some)
+    ours, _ = scores_in_gradebook(root, some)
+    assert ours == stock
 
 
-def test_the_self_check_shows_its_report_once_as_html_with_plain_text(classroom):
-    path = classroom["root"] / "autograded" / "fixed" / ASSIGNMENT / NOTEBOOK
-    outputs = cell(nbformat.read(path, as_version=4), "masked_mean-check").outputs
-    assert [o.output_type for o in outputs] == ["display_data"]
-    assert "<pre" in outputs[0].data["text/html"] and "masked_mean passes" in outputs[0].data["text/plain"]
+def test_autograde_refuses_to_grade_without_isolation_unless_told(classroom, monkeypatch, capsys):
+    from grader.classroom.__main__ import main
+
+    root = classroom["base"] / "course-dask"
+    before = (root / "gradebook.db").read_bytes()
+    monkeypatch.setattr(isolation, "status", lambda: isolation.Isolation(False, "no Landlock on this kernel"))
+    code = main(["autograde", ASSIGNMENT, "--root", str(root), "--student", "fixed"])
+    said = capsys.readouterr().out
+    assert code == 2 and len(said.strip().splitlines()) == 1
+    assert "no Landlock on this kernel" in said and "--unisolated" in said
+    assert (root / "gradebook.db").read_bytes() == before
+
+
+def test_a_grader_without_the_sandbox_counts_as_unisolated(monkeypatch):
+    monkeypatch.setitem(sys.modules, "grader.sandbox", None)  # import fails, as before grader/sandbox.py
+    found = isolation.status()
+    assert found.available is False and "sandbox" in found.how
 
 
 # ---- the kernel side, without nbgrader ----------------------------------------------------------------
@@ -346,30 +445,26 @@ def test_a_cost_only_bug_puts_every_point_on_the_copies_block():
     assert (only.name, only.points, only.requires) == ("copies", ex.points, ("copies", "cpu", "accelerator"))
 
 
-def test_the_class_is_graded_with_the_instructors_time_limit(classroom):
-    path = classroom["root"] / "autograded" / "endless" / ASSIGNMENT / NOTEBOOK
-    nb = nbformat.read(path, as_version=4)
-    shown = "".join(str(o) for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("noise_batch-")
-                    for o in c.get("outputs", []))
-    assert f"did not finish within {ENDLESS_LIMIT} s" in shown
-
-
-def test_a_kernel_that_died_at_its_start_is_graded_again_once(monkeypatch, tmp_path):
-    from grader.classroom import parallel
-
-    class API:
-        def __init__(self, failures):
-            self.failures, self.calls = failures, 0
-
-        def autograde(self, assignment, student, force, create):
-            self.calls += 1
-            if self.calls <= self.failures:  # its kernel lost a port to another worker's kernel
-                return {"success": False, "log": "zmq.error.ZMQError: Address already in use", "error": ""}
-            return {"success": True, "log": "", "error": ""}
-
-    monkeypatch.chdir(tmp_path)
-    for failures, passed, calls in ((1, True, 2), (5, False, 2), (0, True, 1)):
-        api = API(failures)
-        monkeypatch.setattr(parallel, "_api", lambda root: (api, None))
-        assert parallel.autograde_one(str(tmp_path), ASSIGNMENT, "alice")["success"] is passed
-        assert api.calls == calls
+def test_generate_releases_the_shipped_bug_whatever_exercises_holds(tmp_path):
+    """An instructor who fixed an exercise in their course folder while trying it still releases the bug."""
+    copy = tmp_path / "course"
+    for part in ("grader", "exercises", "solutions"):
+        shutil.copytree(ROOT / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+    for part in ("course.toml", "_toc.yml"):
+        shutil.copy(ROOT / part, copy / part)
+    (copy / "exercises" / NB.path).write_text(NB.solution_file.read_text())  # the instructor's own fix
+    daemon_dir = tmp_path / "daemon"  # the copy's own grading processes, ended below
+    env = {"DEVCOURSE_DAEMON_DIR": str(daemon_dir), "PYTHONPATH": str(copy)}
+    try:
+        done = run(sys.executable, "-m", "grader.classroom", "generate", tmp_path / "out", "--only", "noise_batch",
+                   cwd=copy, env=env)
+    finally:
+        run(sys.executable, "-m", "grader", "stop", cwd=copy, env=env, check=False)
+    assert "grader/shipped_exercises.json" in done.stdout and "not from exercises/" in done.stdout
+    nb = nbformat.read(tmp_path / "out" / "source" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    answer_cell = cell(nb, "noise_batch-answer")
+    assert answer_cell.metadata["devcourse"]["release"] == source.released_answer(NB)  # the bug
+    assert "torch.randn(batch_size, features)\n" in answer_cell.metadata["devcourse"]["release"] + "\n"
+    # the points split came from the shipped (failing) program: the accelerator block carries the point
+    assert [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if c.metadata["nbgrader"].get("grade")] == [
+        "noise_batch-accelerator"]

@@ -6,8 +6,12 @@
     notebook     one nbgrader source notebook for a list of exercises
     generate     a complete nbgrader course folder (nbgrader_config.py, source/<assignment>/*.ipynb)
     release      nbgrader preprocessor: the released answer cell shows the broken code, not a stub
-    kernel       what runs inside the notebook's kernel: the %%answer magic, the self-check, the tests
+    kernel       what runs inside the notebook's kernel while the learner works: the %%answer magic, the
+                 self-check, the test cells (feedback; autograding never runs them)
     report       a Grade as `devcourse check` shows it (a table, then the messages)
-    parallel     `devcourse classroom autograde`: nbgrader's autograde, one submission per Dask task
+    isolation    whether the grading workers are isolated (grader.sandbox); autograde refuses without
+    answers      a class's answers graded by the engine, each distinct one once, several at once
+    engine_grading  nbgrader preprocessor: grade the answer cells with the engine instead of running the notebook
+    autograde    `devcourse classroom autograde`: nbgrader's Autograde converter with that step, per submission
     cli          the `devcourse classroom ...` subcommands
 """

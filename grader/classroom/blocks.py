@@ -119,3 +119,22 @@ def split(exercise: Exercise, shipped_results) -> list[Block]:
     points = [round(exercise.points * WEIGHTS[b] / total, 2) for b in fix]
     points[0] = round(exercise.points - sum(points[1:]), 2)  # the shares add up to the exercise's points
     return [Block(exercise.name, b, p, (b, *keep)) for b, p in zip(fix, points)]
+
+
+def short_title(block: str) -> str:
+    return TITLES[block].split(" (")[0]
+
+
+def verdict(exercise: Exercise, results, required: tuple[str, ...]) -> tuple[bool, str]:
+    """(whether the blocks `required` pass, what a test cell says about it): the failed checks, each distinct
+    message once, or the blocks that pass."""
+    failed = failures_of(exercise, results, required)
+    what = [short_title(b) for b in required]
+    if not failed:
+        return True, f"{exercise.name}: " + ", ".join(what) + " ✓"
+    lines, seen = [], set()
+    for r in failed:
+        if r.message not in seen:
+            seen.add(r.message)
+            lines.append(f"  {r.check.removeprefix('test_').replace('_', ' ')} on {r.leg}: {r.message}")
+    return False, f"{exercise.name} does not pass yet ({'; '.join(what)}):\n" + "\n".join(lines)

@@ -1,8 +1,9 @@
 """`devcourse classroom ...`: the instructor's commands.
 
     devcourse classroom generate DIR [--per-chapter] [--only a,b]   an nbgrader course folder from course.toml
-    devcourse classroom autograde ASSIGNMENT [--root DIR] [--workers N] [--scheduler ADDRESS]
-                                                                     nbgrader's autograde, in parallel
+    devcourse classroom autograde ASSIGNMENT [--root DIR] [--workers N] [--scheduler ADDRESS] [--unisolated]
+                                                                     the answers graded by the engine, scores
+                                                                     in nbgrader's gradebook
 
 grader/cli.py adds these with one call: `classroom.cli.add_parser(sub)`.
 """
@@ -21,7 +22,9 @@ def cmd_generate(args) -> int:
     from grader.classroom import generate
 
     only = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else None
-    console.print(f"Grading each shipped exercise once to split its points, then writing {args.dir} ...")
+    console.print("Building the answer cells and the points split from the exercises as the course ships them "
+                  "(grader/shipped_exercises.json), not from exercises/: your own edits there are not released. "
+                  f"Grading each shipped exercise once to split its points, then writing {args.dir} ...")
     try:
         written = generate.generate(Path(args.dir), per_chapter=args.per_chapter, only=only,
                                     course_id=args.course_id, progress=lambda p: console.print(f"  wrote {p}"))
@@ -34,12 +37,18 @@ def cmd_generate(args) -> int:
 
 
 def cmd_autograde(args) -> int:
-    from grader.classroom import parallel
+    from grader.classroom import autograde, isolation
 
+    found = isolation.status()
+    if not found.available:
+        if not args.unisolated:
+            console.print(f"[red]{isolation.refusal(found)}[/red]")
+            return 2
+        console.print(f"[yellow]{isolation.warning(found)}[/yellow]")
     students = [s.strip() for s in args.student.split(",")] if args.student else None
     try:
-        results = parallel.autograde(Path(args.root), args.assignment, students=students, workers=args.workers,
-                                     scheduler=args.scheduler, force=not args.no_force, console=console)
+        results = autograde.autograde(Path(args.root), args.assignment, students=students, workers=args.workers,
+                                      scheduler=args.scheduler, force=not args.no_force, console=console)
     except FileNotFoundError as exc:
         console.print(f"[red]{exc}[/red]")
         return 2
@@ -60,12 +69,15 @@ def add_parser(sub) -> argparse.ArgumentParser:
     g.add_argument("--only", help="comma-separated exercise names")
     g.add_argument("--course-id", default="device-course")
     g.set_defaults(func=cmd_generate)
-    a = csub.add_parser("autograde", help="nbgrader autograde, one task per submission, in parallel, with progress")
+    a = csub.add_parser("autograde", help="grade the answer cells with the grading engine (no notebook runs); "
+                                          "scores into nbgrader's gradebook")
     a.add_argument("assignment")
     a.add_argument("--root", default=".", help="the course folder (where nbgrader_config.py is)")
     a.add_argument("--student", help="comma-separated student ids (default: every submission)")
-    a.add_argument("--workers", type=int, help="local worker processes (default: one more than cores)")
-    a.add_argument("--scheduler", help="address of a running Dask scheduler (a cluster) instead of local worker processes")
+    a.add_argument("--workers", type=int, help="answers in grading at once on this host (default: one more than cores)")
+    a.add_argument("--scheduler", help="address of a running Dask scheduler (a cluster): one task per submission")
+    a.add_argument("--unisolated", action="store_true",
+                   help="grade even where the grading workers cannot be isolated by the operating system")
     a.add_argument("--no-force", action="store_true", help="skip submissions already autograded")
     a.set_defaults(func=cmd_autograde)
     return p

@@ -4,19 +4,23 @@
     DIR/source/<assignment>/<assignment>.ipynb    one assignment (one notebook) per part of the book, or per
                                                  chapter with per_chapter
 
-The points split (grader.classroom.blocks) comes from grading each shipped exercise once, here.
+Everything comes from the exercises as the course ships them (grader/shipped_exercises.json, the copies
+`devcourse reset` restores), never from the working exercises/ folder, which an instructor may have edited
+while trying the course: the released answer cells hold the shipped bug, and the points split
+(grader.classroom.blocks) comes from grading each shipped program once, here.
 """
 
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 
 import nbformat
 import yaml
 
 from grader import ROOT, course, runner
-from grader.classroom import blocks, notebook
+from grader.classroom import blocks, notebook, source
 
 CONFIG = '''"""nbgrader configuration of the device-placement course, written by `devcourse classroom generate`.
 
@@ -42,8 +46,11 @@ c.GenerateAssignment.preprocessors = [
     ComputeChecksums, SaveCells, ClearHiddenTests, ClearMarkScheme, ComputeChecksums, CheckCellMetadata,
 ]
 
-# A test cell grades on every device leg; the first one may start the warm grading processes, and an
-# endless loop in an answer takes the exercise's time limit per check. Give a cell room for that.
+# Grade with `devcourse classroom autograde`: it grades the answer cells with the course's grading engine and
+# never runs a submitted notebook. Stock `nbgrader autograde` runs each notebook, in a kernel the submission
+# controls, and stays possible for comparison only: a test cell grades on every device leg, the first one
+# may start the warm grading processes, and an endless loop in an answer takes the exercise's time limit
+# per check, so give a cell room for that.
 c.Execute.timeout = {timeout}
 '''
 
@@ -87,8 +94,14 @@ def assignments(per_chapter: bool = False, only: list[str] | None = None) -> lis
 
 
 def split_points(exercises) -> dict[str, list[blocks.Block]]:
-    """Grade each shipped exercise once and split its points into blocks."""
-    return {e.name: blocks.split(e, runner.grade(e, e.exercise_file).results) for e in exercises}
+    """Grade each shipped exercise (the package's copy) once and split its points into blocks."""
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="devcourse-shipped-") as folder:
+        for e in exercises:
+            shipped = Path(folder) / f"{e.name}.py"
+            shipped.write_text(source.shipped_text(e), encoding="utf-8")
+            out[e.name] = blocks.split(e, runner.grade(e, shipped).results)
+    return out
 
 
 def generate(folder: Path, per_chapter: bool = False, only: list[str] | None = None, course_id: str = "device-course",

@@ -1,4 +1,8 @@
-"""What runs inside a classroom notebook's kernel.
+"""What runs inside a classroom notebook's kernel while the learner works: feedback, never the grade.
+
+`devcourse classroom autograde` does not run the notebook: it grades the answer cells with the engine
+(grader.classroom.engine_grading). This module serves the learner's own kernel (and *Validate*, and stock
+`nbgrader autograde`, which runs the notebook in a kernel the submission controls: for comparison only).
 
 * `%load_ext grader.classroom.kernel` (the notebook's first code cell) registers the cell magic `%%answer`.
 * An answer cell starts with `%%answer NAME`. Its code is NOT run in the notebook: the magic only says so.
@@ -7,8 +11,8 @@
 * `self_check(NAME)` (a visible cell) grades the latest run of that answer cell and shows what
   `devcourse check` shows.
 * `require(NAME, BLOCKS...)` (the test cells, nbgrader "autograder tests") fails unless every check of those
-  blocks passes (grader.classroom.blocks). With `fresh=True` (in the hidden part) it grades the answer again
-  instead of reusing the self-check's grade. While nbgrader autogrades (NBGRADER_EXECUTION=autograde), every
+  blocks passes (grader.classroom.blocks). With `fresh=True` (the hidden part of notebooks generated before
+  test cells lost it) it grades the answer again instead of reusing the self-check's grade. While nbgrader autogrades (NBGRADER_EXECUTION=autograde), every
   cell uses that fresh grade: one grading per answer per run, none made before the run.
 
 The answer is read from the kernel's input history (the last executed cell starting with `%%answer NAME`),
@@ -152,13 +156,7 @@ def require(name: str, *required: str, fresh: bool = False) -> None:
         g = grade(name, fresh=fresh)
     except NotAnswered as exc:
         raise NotYet(str(exc)) from None
-    failed = blocks.failures_of(course.get(name), g.results, required)
-    if failed:
-        lines, seen = [], set()
-        for r in failed:
-            if r.message not in seen:
-                seen.add(r.message)
-                lines.append(f"  {r.check.removeprefix('test_').replace('_', ' ')} on {r.leg}: {r.message}")
-        what = "; ".join(blocks.TITLES[b].split(" (")[0] for b in required)
-        raise NotYet(f"{name} does not pass yet ({what}):\n" + "\n".join(lines))
-    print(f"{name}: " + ", ".join(blocks.TITLES[b].split(" (")[0] for b in required) + " ✓")
+    passed, text = blocks.verdict(course.get(name), g.results, required)
+    if not passed:
+        raise NotYet(text)
+    print(text)

@@ -41,12 +41,13 @@ def intro_cells(title: str, exercises: list[Exercise]) -> list:
     text = (
         f"# {title}\n\n"
         f"Exercises: {names} ({total:g} points). Each is a small program with one device bug. Fix it in its "
-        "answer cell (the one that starts with `%%answer`; keep that first line), run the cell, then run the "
-        "check below it: it grades your code on the CPU and on a simulated accelerator with two devices (and on "
-        "every GPU of the machine it runs on), exactly as `devcourse check` does.\n\n"
-        "Your code is graded in the grader's own processes, not run in this notebook. The test cells below each "
-        "check are what your grade is made of; the grader runs them again, with hidden parts, when it grades "
-        "your submission. Run all cells (or press *Validate*) before you submit."
+        "answer cell (the one that starts with `%%answer`; keep that first line) and run the cell, then run the "
+        "self-check cell below it: it grades your code on the CPU and on a simulated accelerator with two devices "
+        "(and on every GPU of the machine it runs on), and says what fails and why. The test cells below each "
+        "self-check say which of the exercise's points you have; *Validate* runs them all.\n\n"
+        "Your code is graded by the course's grader in processes of its own, not run in this notebook. When your "
+        "submission is graded, only your answer cells count: they are graded again the same way on the "
+        "instructor's machine, and nothing else in the notebook is run."
     )
     return [_locked_md(text, "intro"), _locked_code("%load_ext grader.classroom.kernel", "setup")]
 
@@ -57,6 +58,7 @@ def exercise_cells(ex: Exercise, blocks: list[blocks_mod.Block]) -> list:
     explanation = (
         f"## {ex.number}. {ex.title}\n\n**What it teaches:** {ex.teaches}\n\n"
         f"**{head.strip()}**\n\n```text\n{rest.strip()}\n```\n\n"
+        "Fix the answer cell below and run it, then run the self-check under it.\n\n"
         f"Points: {ex.points} — " + "; ".join(f"{b.points:g} for {blocks_mod.TITLES[b.name]}" for b in blocks)
         + (" (each also requires what already worked: " + ", ".join(blocks_mod.TITLES[k].split(' (')[0]
                                                                       for k in blocks[0].requires[1:]) + ")"
@@ -70,9 +72,10 @@ def exercise_cells(ex: Exercise, blocks: list[blocks_mod.Block]) -> list:
                           f"{ex.name}-check")]
     for b in blocks:
         args = ", ".join(repr(x) for x in (ex.name, *b.requires))
+        # No hidden part: `devcourse classroom autograde` grades the answer cells with the engine and never runs
+        # this cell; a hidden part would only make nbgrader report every released test cell as changed.
         text = (f"# {ex.name}: {blocks_mod.TITLES[b.name]} ({b.points:g} point(s))\n"
-                f"from grader.classroom.kernel import require\nrequire({args})\n"
-                f"### BEGIN HIDDEN TESTS\nrequire({args}, fresh=True)\n### END HIDDEN TESTS")
+                f"from grader.classroom.kernel import require\nrequire({args})")
         cells.append(new_code_cell(text, id=b.grade_id, metadata=_nb("tests", b.grade_id, b.points)))
     return cells
 

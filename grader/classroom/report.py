@@ -1,4 +1,5 @@
-"""A Grade as `devcourse check` shows it, for the notebook's self-check cell.
+"""A Grade as `devcourse check` shows it, for the notebook's self-check cell (in the learner's kernel, and in
+the autograded notebook and its feedback, where grader.classroom.engine_grading puts the engine's report).
 
 When this tree's learner CLI has its shared renderer (`grader.report.print_grade`), the self-check uses it,
 so the notebook and the terminal say the same by construction; otherwise it prints what `devcourse check`

@@ -1,0 +1,189 @@
+"""`devcourse classroom autograde ASSIGNMENT`: a class's submissions graded by the grading engine, scores in
+nbgrader's gradebook.
+
+Each submission goes through nbgrader's own Autograde converter (through NbGraderAPI, as `nbgrader autograde
+ASSIGNMENT --student ID` would: the same sanitizing, the same gradebook writes, timestamps, late penalties,
+"No response." comments and autograded notebook), with one step replaced: where stock autograde executes
+the notebook in a kernel, grader.classroom.engine_grading.GradeAnswers grades the answer cells with the
+engine and writes each test cell's verdict as its output. The student's notebook never runs, so a cell it
+adds, an input transformer or a helper it redefines changes nothing; a test cell it edits or deletes is
+restored from the gradebook first (engine_grading.RestoreCells).
+
+Where the time goes: the engine's gradings (grader.classroom.answers: each distinct answer once, several
+at once, in the host's warm grading processes); this process starts them all before it runs the first
+converter, then runs the converters one after another while the gradings go on.
+
+On a cluster: `--scheduler ADDRESS` sends one task per submission to a running Dask scheduler (e.g.
+dask-jobqueue's SLURMCluster on GPU nodes; the course folder must be at the same path on every worker); each
+task grades through its node's warm grading processes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from pathlib import Path
+
+import nbformat
+
+SQLITE_BUSY_SECONDS = 120
+#: nbgrader's sanitizing steps, with OverwriteCells' subclass that puts back every deleted test cell.
+SANITIZE_STEPS = [
+    "nbgrader.preprocessors.ClearOutput", "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec", "grader.classroom.engine_grading.RestoreCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+#: nbgrader's autograde pipeline with the notebook's execution replaced by the engine's grading.
+AUTOGRADE_STEPS = [
+    "grader.classroom.engine_grading.GradeAnswers", "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor", "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades", "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+
+
+def load_config(root: Path):
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config_file = Path(root) / "nbgrader_config.py"
+    if config_file.is_file():
+        return PyFileConfigLoader(config_file.name, path=str(root)).load_config()
+    from traitlets.config import Config
+
+    return Config()
+
+
+def _api(root: Path):
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    config = load_config(root)
+    config.CourseDirectory.root = str(root)
+    config.Autograde.sanitize_preprocessors = SANITIZE_STEPS
+    config.Autograde.autograde_preprocessors = AUTOGRADE_STEPS
+    config.RestoreCells.add_missing_cells = True  # a deleted test cell is graded all the same
+    coursedir = CourseDirectory(config=config)
+    url = coursedir.db_url
+    if url.startswith("sqlite:") and "timeout=" not in url:  # concurrent writers (a cluster) wait, not fail
+        coursedir.db_url = url + ("&" if "?" in url else "?") + f"timeout={SQLITE_BUSY_SECONDS}"
+    return NbGraderAPI(coursedir=coursedir, config=config), coursedir
+
+
+def submitted_students(root: Path, assignment: str) -> list[str]:
+    _, coursedir = _api(root)
+    folder = Path(coursedir.root) / coursedir.submitted_directory
+    return sorted(p.parent.name for p in folder.glob(f"*/{assignment}") if p.is_dir())
+
+
+def create_students(root: Path, students: list[str]) -> None:
+    from nbgrader.api import Gradebook
+
+    _, coursedir = _api(root)
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+        for s in students:
+            gb.update_or_create_student(s)
+
+
+def start_gradings(root: Path, assignment: str, students: list[str], grades) -> None:
+    """Start grading every answer of every submission now, so that the engine works while the converters run.
+    Only a head start: the converter grades what its sanitized notebook holds, through the same `grades`."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    from grader.classroom import engine_grading
+
+    _, coursedir = _api(root)
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+        try:
+            notebooks = [n.name for n in gb.find_assignment(assignment).notebooks]
+        except MissingEntry:
+            return  # the converter says what is wrong
+    names = {n: {e for e, _ in engine_grading.test_cells(coursedir.db_url, n, assignment).values() if e}
+             for n in notebooks}
+    for student in students:
+        for notebook, exercises in names.items():
+            path = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment)) / f"{notebook}.ipynb"
+            try:
+                answers = engine_grading.answer_cells(nbformat.read(path, as_version=4))
+            except (OSError, ValueError):
+                continue
+            for name in exercises & answers.keys():
+                grades.submit(name, answers[name])
+
+
+def autograde_one(root: str, assignment: str, student: str, force: bool = True) -> dict:
+    """One submission: nbgrader's Autograde converter, with the engine's grading in place of the kernel."""
+    start = time.monotonic()
+    api, _ = _api(Path(root))
+    result = api.autograde(assignment, student, force=force, create=True)
+    return {"student": student, "success": bool(result.get("success")), "error": result.get("error", ""),
+            "log": result.get("log", ""), "seconds": time.monotonic() - start}
+
+
+def autograde(root: Path, assignment: str, students: list[str] | None = None, workers: int | None = None,
+              scheduler: str | None = None, force: bool = True, progress: bool = True, console=None) -> list[dict]:
+    """Grade every submission of `assignment` (or `students`); the results, in completion order. `workers`:
+    answers in grading at once on this host (default: one more than the cores)."""
+    from rich.console import Console
+
+    from grader import daemon
+    from grader.classroom import answers, engine_grading
+
+    root = Path(root).resolve()
+    console = console or Console()
+    students = students or submitted_students(root, assignment)
+    if not students:
+        raise FileNotFoundError(f"no submissions of {assignment} under {root / 'submitted'}")
+    create_students(root, students)
+    if scheduler:
+        console.print(f"Grading {len(students)} submission(s) on the Dask cluster at {scheduler}.")
+        with _dask(scheduler) as (submit, as_completed):
+            futures = {submit(autograde_one, f"autograde-{assignment}-{s}", str(root), assignment, s, force): s
+                       for s in students}
+            return _show(_finished(futures, as_completed), len(students), assignment, console, progress)
+    daemon.ensure()  # warm before the first grading
+    with answers.ClassGrades(workers) as grades:
+        engine_grading.SHARED = grades
+        try:
+            start_gradings(root, assignment, students, grades)
+            console.print(f"Grading {len(students)} submission(s) with the grading engine, no notebook run: "
+                          f"{grades.distinct} distinct answer(s) among {grades.asked}, each graded once, "
+                          f"{workers or answers.default_jobs()} at once.")
+            done = (autograde_one(str(root), assignment, s, force) for s in students)
+            return _show(done, len(students), assignment, console, progress)
+        finally:
+            engine_grading.SHARED = None
+
+
+def _finished(futures: dict, as_completed):
+    """The results of a cluster's tasks as they finish; a task that died is a failed submission."""
+    for fut in as_completed(futures):
+        try:
+            yield fut.result()
+        except Exception as exc:  # noqa: BLE001 - report it, grade the rest
+            yield {"student": futures[fut], "success": False, "log": "", "seconds": 0.0,
+                   "error": f"the task failed: {type(exc).__name__}: {exc}"}
+
+
+def _show(results, total: int, assignment: str, console, progress: bool) -> list[dict]:
+    """Collect `results` (an iterator), with a progress bar."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    out = []
+    columns = (TextColumn("autograding {task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), TextColumn("{task.fields[last]}"))
+    with Progress(*columns, console=console, disable=not progress) as bar:
+        task = bar.add_task(assignment, total=total, last="")
+        for r in results:
+            out.append(r)
+            mark = "✓" if r["success"] else "✗"
+            bar.update(task, advance=1, last=f"{mark} {r['student']} ({r['seconds']:.1f} s)")
+    return out
+
+
+@contextlib.contextmanager
+def _dask(scheduler: str):
+    """(submit, as_completed) of the Dask cluster whose scheduler is at `scheduler`."""
+    from dask.distributed import Client, as_completed
+
+    with Client(scheduler) as client:
+        yield (lambda fn, key, *args: client.submit(fn, *args, key=key, pure=False)), as_completed
