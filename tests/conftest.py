@@ -1,5 +1,7 @@
 import os
+import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -27,3 +29,12 @@ def pytest_report_header(config):
 @pytest.fixture(scope="session")
 def exercises():
     return course.load()
+
+
+@pytest.fixture
+def shared():
+    """A folder submissions may write to and the test reads: grading workers write only to a private folder
+    and /dev/shm (grader/sandbox.py), so it is made in /dev/shm where there is one."""
+    folder = Path(tempfile.mkdtemp(dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)

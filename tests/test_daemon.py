@@ -9,11 +9,9 @@ import dataclasses
 import glob
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -176,15 +174,6 @@ def test_checks_are_graded_while_the_zygotes_warm_up_and_after(fresh):
     assert all(warm[fam] != answer["pid"] for fam, answer in first.items() if not answer["warm"])
     assert runner.grade(FIT, FIT.solution_file).passed
     assert runner.grade(NOISE, NOISE.exercise_file).passed is False  # the shipped bug still fails
-
-
-@pytest.fixture
-def shared():
-    """A folder submissions may write to and the test reads: grading workers write only to a private folder
-    and /dev/shm (grader/sandbox.py), so it is made in /dev/shm where there is one."""
-    folder = Path(tempfile.mkdtemp(dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -138,8 +138,8 @@ def _still_beating(beat, wait: float = 60) -> bool:
     return True
 
 
-def test_q_stops_the_running_check_too(folder, tmp_path):
-    beat = tmp_path / "beat"
+def test_q_stops_the_running_check_too(folder, shared):
+    beat = shared / "beat"  # where a grading worker may write
     exercise_file(folder, "masked_mean").write_text(
         f"import itertools, time\n\ndef masked_mean(x, lengths):\n    for i in itertools.count():\n"
         f"        open({str(beat)!r}, 'w').write(str(i))\n        time.sleep(0.05)\n")
