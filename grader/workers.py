@@ -112,11 +112,26 @@ def _work(job: dict, wfd: int, token: str, exit_code: int, out_fd: int | None) -
 _isolation: sandbox.Isolation | None = None
 
 
+_private_dir = None  # where a worker that confines itself later (after CUDA starts: _confine_soon) may write
+
+
 def _confine(private_dir) -> None:
-    """Confine this worker (grader.sandbox) while it has one thread: Landlock restricts the calling thread and
-    what it starts later, so CUDA's and PyTorch's threads, started afterwards, are confined too."""
+    """Confine this worker (grader.sandbox), while it has one thread where it can: Landlock restricts the calling
+    thread and what it starts later, so PyTorch's threads, started afterwards, are confined too."""
     global _isolation
     _isolation = sandbox.confine(private_dir)
+
+
+def _confine_soon(private_dir, family: str, gpus_started: bool) -> None:
+    """Confine now, or once CUDA has started where this worker will use NVIDIA GPUs: CUDA cannot start in a
+    confined process (cudaGetDeviceCount fails with error 304 under Landlock on 2 x H100, torch 2.11, driver 580;
+    tools/GPU_RUNS.md). Then CUDA's own threads stay unconfined; the learner's code runs on the main thread,
+    which is confined, as is every thread and process it starts."""
+    global _private_dir
+    if family == "real" and _has_nvidia_gpus() and not gpus_started:
+        _private_dir = private_dir  # _run confines right after _limit_host_memory has started CUDA
+    else:
+        _confine(private_dir)
 
 
 def _start_worker(out_fd: int | None) -> None:
@@ -156,6 +171,8 @@ def _run(job: dict, wfd: int, token: str, exit_code: int) -> None:
 
         integrity.guard_processes()
         _limit_host_memory(job["spec"])
+        if _isolation is None and _private_dir is not None:
+            _confine(_private_dir)  # CUDA has started (_confine_soon)
         _one_cpu_thread()
         isolation = _isolation or sandbox.Isolation(False, "this grading process was not confined (a grader bug)")
         send({"isolation": isolation.how, "isolated": isolation.available})  # before "collected" (judge)
@@ -267,9 +284,9 @@ class ForkedWorker:
                     with contextlib.suppress(OSError):
                         os.close(fd)
                 _start_worker(owfd)
-                _confine(self.private)  # before CUDA starts threads
                 if warm_gpus:
                     _start_gpus()
+                _confine_soon(self.private, zygote.family, gpus_started=warm_gpus)
                 with os.fdopen(jr, "rb") as f:
                     request = json.loads(f.read() or b"{}")
                 if not request:
@@ -920,7 +937,7 @@ def serve(folder: Path) -> None:
 
 
 def _spare_main(family: str, fd: int, private: str) -> None:
-    _confine(private)  # first, while this new process has one thread
+    _confine_soon(private, family, gpus_started=False)  # first, while this new process has one thread
     _prepare(family)
     _warm_up()  # a spare is started ahead of its job, so its warm-up costs no one a wait
     request = json.loads(sys.stdin.readline() or "{}")

@@ -13,7 +13,7 @@ HELD = sorted(p for p in (ROOT / "tests" / "held").glob("*/*.py")
 
 def test_the_files_waiting_for_gpu_rows_are_listed_in_the_readme():
     readme = (ROOT / "tests" / "held" / "README.md").read_text()
-    assert HELD and all(f"`{p.parent.name}/{p.name}`" in readme for p in HELD)
+    assert all(f"`{p.parent.name}/{p.name}`" in readme for p in HELD)  # none waits after a GPU run recorded them
 
 
 @pytest.mark.parametrize("path", HELD, ids=[f"{p.parent.name}/{p.stem}" for p in HELD])

@@ -3756,7 +3756,12 @@ def main(argv=None):
     ap.add_argument("--out", help="write the JSON table here")
     ap.add_argument("--markdown", action="store_true", help="print a markdown table")
     ap.add_argument("--markdown-from", help="render an existing JSON table as markdown")
+    ap.add_argument("--add-missing", metavar="TABLE",
+                    help="run only the cases TABLE lacks and add their rows to it (a few new cases, on a machine of "
+                         "as many devices as the table's)")
     args = ap.parse_args(argv)
+    if args.add_missing:
+        return _add_missing(args.add_missing, args.device)
     if args.markdown_from:
         with open(args.markdown_from) as f:
             data = json.load(f)
@@ -3779,6 +3784,25 @@ def main(argv=None):
             json.dump(data, f, indent=1)
     if args.markdown or not args.out:
         print(to_markdown(rows, describe(data)))
+    return 0
+
+
+def _add_missing(table: str, device_type: str) -> int:
+    with open(table) as f:
+        data = json.load(f)
+    known = {r["case"] for r in data["rows"]}
+    n_dev = device_count(device_type)
+    if n_dev != data.get("device_count"):
+        print(f"{table} was recorded with {data.get('device_count')} devices, this machine has {n_dev}",
+              file=sys.stderr)
+        return 2
+    added = [run_case(n, f, two, device_type, n_dev) for n, f, two in CASES if n not in known]
+    for row in added:
+        row["recorded"] = f"{torch.__version__}, {machine(device_type)}"  # later than the table's own date
+    data["rows"] += added
+    with open(table, "w") as f:
+        json.dump(data, f, indent=1)
+    print(to_markdown(added, f"added to {table}"))
     return 0
 
 

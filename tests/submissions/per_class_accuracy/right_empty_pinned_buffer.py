@@ -1,4 +1,3 @@
-# held for: GPU verdict rows (tools/on_gpu.sh verdicts), then tests/submissions/
 """Keeps the non_blocking copy, into a host buffer made pinned by torch.empty(..., pin_memory=True), and waits for
 the device before reading it. It failed on every machine without a GPU while the simulator had no pinned
 allocator for pin_memory=True (issue 27)."""

@@ -1,4 +1,3 @@
-# held for: GPU verdict rows (tools/on_gpu.sh verdicts), then tests/submissions/
 """Debatable but right: the images are moved and converted in one call with non_blocking=True. CUDA copies
 first and converts on the device when non_blocking=True, so the uint8 pixels cross (1 byte each) and become
 float32 there; the targets are converted by a blocking combined call, on the CPU, so float32 crosses. It was

@@ -1,5 +1,4 @@
 # expect: the targets crossed as float64
-# held for: GPU verdict rows (tools/on_gpu.sh verdicts), then tests/submissions/
 """The images are right (uint8 crosses), but the targets are converted in one call with non_blocking=True. With
 non_blocking=True CUDA copies first and converts on the device (copy_kernel_cuda), so the float64 targets
 cross: 8 bytes a value, twice what float32 needs (measured with the profiler on an H200: 512 bytes against 256

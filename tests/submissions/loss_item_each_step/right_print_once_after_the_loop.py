@@ -1,4 +1,3 @@
-# held for: GPU verdict rows (tools/on_gpu.sh verdicts), then tests/submissions/
 """Accumulates on the device and prints the epoch's total once, after the loop: one printed tensor, then one
 .item(); the device is waited for after the last step only (the print and the read wait at the same point)."""
 import torch

@@ -1,5 +1,4 @@
 # expect: tensors printed
-# held for: GPU verdict rows (tools/on_gpu.sh verdicts), then tests/submissions/
 """The loss stays on the device and is read once at the end, but every step prints it for the log: print(loss)
 reads the value, so Python waits for the device every step, as .item() would (the chapter lists print(t)
 among the syncs). It passed while printing counted on no leg (issue 27)."""

@@ -1,5 +1,4 @@
 # expect: copies first and converts on
-# held for: GPU verdict rows (tools/on_gpu.sh verdicts), then tests/submissions/
 """The dtype is chosen in the same .to() call, but with non_blocking=True: CUDA then copies the float64 features
 first and converts them on the device (copy_kernel_cuda), so twice the bytes cross (issue 27). MPS would convert
 on the CPU; the simulated legs stand for CUDA."""
