@@ -20,7 +20,7 @@ import pytest
 from grader import audit, integrity, limits
 from grader import legs as legs_mod
 from grader.expect import GradeFailure
-from grader.submission import Submission, SubmissionError, exception_text, describe_exception, learner_trace
+from grader.submission import Submission, SubmissionError, describe_exception, exception_text, learner_trace
 
 _exit = os._exit  # taken before any learner code runs
 #: Skips the grader itself raised during the current check; any other skip (pytest's Skipped or
@@ -162,7 +162,7 @@ def _arm_cpu_limit(config) -> None:
 
 def _learner_message(item, excinfo) -> str:
     exc = excinfo.value
-    if type(exc) in (GradeFailure, SubmissionError) or isinstance(exc, SubmissionError):
+    if isinstance(exc, (GradeFailure, SubmissionError)):
         return str(exc)
     text = exception_text(exc)
     if _timed_out(excinfo):
@@ -301,8 +301,6 @@ def _skip_granted(item, call) -> bool:
     if call.when == "setup":
         return item.get_closest_marker("skip") is not None
     return call.excinfo is not None and any(call.excinfo.value is exc for exc in _granted_skips)
-
-
 
 
 def _release_frames(exc: BaseException | None) -> None:
