@@ -367,12 +367,6 @@ def test_autograde_refuses_to_grade_without_isolation_unless_told(classroom, mon
     assert (root / "gradebook.db").read_bytes() == before
 
 
-def test_a_grader_without_the_sandbox_counts_as_unisolated(monkeypatch):
-    monkeypatch.setitem(sys.modules, "grader.sandbox", None)  # import fails, as before grader/sandbox.py
-    found = isolation.status()
-    assert found.available is False and "sandbox" in found.how
-
-
 # ---- the kernel side, without nbgrader ----------------------------------------------------------------
 def test_a_warning_in_the_grading_reaches_no_stderr_and_a_failure_still_raises(monkeypatch, capfd):
     from grader import runner

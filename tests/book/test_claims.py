@@ -236,19 +236,35 @@ def test_visible_devices_renumber_in_the_multi_gpu_record():
     assert lists["CUDA_VISIBLE_DEVICES='1,0'"] == lists["this process"][::-1]
 
 
+def _in_a_fresh_process(code: str) -> None:
+    """Run `code` in a Python of its own: a test of this suite that ran earlier in this process may have
+    installed the simulated accelerator, which is process-wide and for good (torch.accelerator then has one)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
 def test_accelerator_api_on_a_cpu_build():
     """torch.accelerator on a CPU-only build: no accelerator, count 0; the index functions refuse; None is a no-op."""
-    assert torch.accelerator.current_accelerator() is None
-    assert torch.accelerator.current_accelerator(check_available=True) is None
-    assert not torch.accelerator.is_available() and torch.accelerator.device_count() == 0
-    message = "Cannot access accelerator device when none is available."
-    with pytest.raises(RuntimeError, match=re.escape(message)):
-        torch.accelerator.current_device_index()
-    with pytest.raises(RuntimeError, match=re.escape(message)):
-        with torch.accelerator.device_index(0):
+    _in_a_fresh_process("""
+        import re, torch
+        assert torch.accelerator.current_accelerator() is None
+        assert torch.accelerator.current_accelerator(check_available=True) is None
+        assert not torch.accelerator.is_available() and torch.accelerator.device_count() == 0
+        message = "Cannot access accelerator device when none is available."
+        for attempt in (torch.accelerator.current_device_index, lambda: torch.accelerator.device_index(0).__enter__()):
+            try:
+                attempt()
+            except RuntimeError as exc:
+                assert message in str(exc), exc
+            else:
+                raise AssertionError("no error")
+        with torch.accelerator.device_index(None):
             pass
-    with torch.accelerator.device_index(None):
-        pass
+    """)
 
 
 def test_a_tensors_device_is_read_only():
@@ -518,10 +534,15 @@ def test_loader_pins_inline_or_in_a_one_thread_background_thread(monkeypatch):
 
 
 def test_loader_without_an_accelerator_warns_and_does_not_pin():
-    from torch.utils.data import DataLoader, TensorDataset
-    with pytest.warns(UserWarning, match="no accelerator is found"):
-        batch, = next(iter(DataLoader(TensorDataset(torch.randn(4, 2)), batch_size=2, pin_memory=True)))
-    assert not batch.is_pinned()
+    _in_a_fresh_process("""
+        import warnings, torch
+        from torch.utils.data import DataLoader, TensorDataset
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            batch, = next(iter(DataLoader(TensorDataset(torch.randn(4, 2)), batch_size=2, pin_memory=True)))
+        assert any("no accelerator is found" in str(w.message) for w in seen), [str(w.message) for w in seen]
+        assert not batch.is_pinned()
+    """)
 
 
 # numpy.md, on this machine's CPU-only build (its GPU side is in the page's record).
