@@ -28,6 +28,11 @@ destination dtype back from it) and on the CPU otherwise; MPS's always move the 
 Copies made below the dispatcher, the values of `torch.tensor(list, device=...)` (and `torch.as_tensor`,
 `x.new_tensor`), are counted by wrapping those functions the same way.
 
+Each counted event carries the learner's statement that caused it (`Line`): the innermost frame of the
+submission's file on the stack when the event is counted (`attribute_to` names the file; the stack is walked
+only when an event is counted, not for every kernel), so that a message can say "line 14, `loss.item()`: 9
+reads of a sim:0 value" on every leg alike.
+
 What is not seen: work queued on other threads, functions imported by name before the block (`from torch import
 tensor`), and on MPS, which has no GPU trace, waits for one stream or event.
 """
@@ -36,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import linecache
 import sys
 import threading
 from collections import Counter
@@ -64,6 +70,48 @@ _NOT_KERNELS = {aten.detach.default, aten.alias.default, aten.lift_fresh.default
 
 
 @dataclass(frozen=True)
+class Line:
+    """A statement of the learner's file: its line number and source text."""
+
+    number: int
+    code: str
+
+    def __str__(self) -> str:
+        code = self.code if len(self.code) <= _CODE_WIDTH else self.code[:_CODE_WIDTH - 3] + "..."
+        return f"line {self.number}, `{code}`" if code else f"line {self.number}"
+
+
+_CODE_WIDTH = 72  # characters of a learner's statement quoted in a message
+
+
+_learner_file: str | None = None  # the submission's filename (Submission.filename), set by attribute_to
+_STACK_DEPTH = 200  # frames walked looking for the learner's: torch's own stack below a learner's line is short
+
+
+def attribute_to(filename: str | None) -> None:
+    """Attribute each counted event to the innermost statement of `filename` on the stack (None: to none).
+    Set once per grading worker, which serves one submission (grader.plugin)."""
+    global _learner_file
+    _learner_file = filename
+
+
+def _learner_line() -> Line | None:
+    """The statement of the learner's file that is running now, innermost first; None outside it."""
+    filename = _learner_file
+    if filename is None:
+        return None
+    frame = sys._getframe(1)
+    for _ in range(_STACK_DEPTH):
+        if frame is None:
+            return None
+        if frame.f_code.co_filename == filename:
+            number = frame.f_lineno
+            return Line(number, linecache.getline(filename, number).strip())
+        frame = frame.f_back
+    return None
+
+
+@dataclass(frozen=True)
 class Copy:
     src: str
     dst: str
@@ -71,6 +119,7 @@ class Copy:
     blocking: bool = True  # False: non_blocking=True into pinned memory, where Python does not wait
     dtype: torch.dtype | None = None  # the dtype that crossed
     converted_on: str | None = None  # where a copy that changed the dtype converted: "device" or "cpu"
+    line: Line | None = None  # the learner's statement that made it
 
 
 @dataclass
@@ -88,6 +137,27 @@ class Measurement:
     peak_bytes: int | None = None  # peak device memory allocated inside the block (None: not known here)
     explicit_syncs: int = 0  # synchronize() of this device, and waits for one of its kind's streams or events
     unawaited_d2h: int = 0  # non-blocking copies to the CPU that no later wait covered (yet)
+    # The learner's statement behind each counted event (None: none of the learner's file was on the stack).
+    read_lines: Counter = field(default_factory=Counter)  # host reads that were not prints
+    printed_lines: Counter = field(default_factory=Counter)
+    sync_lines: Counter = field(default_factory=Counter)
+    data_dependent_lines: list = field(default_factory=list)  # beside data_dependent, one Line or None each
+
+    def _read(self, printed: bool = False) -> None:
+        """Note one host read (a print if `printed`) at the learner's line: the host waited for everything."""
+        line = _learner_line()
+        self.host_reads += 1
+        if printed:
+            self.printed += 1
+            self.printed_lines[line] += 1
+        else:
+            self.read_lines[line] += 1
+        self.unawaited_d2h = 0
+
+    def _synced(self) -> None:
+        self.explicit_syncs += 1
+        self.sync_lines[_learner_line()] += 1
+        self.unawaited_d2h = 0
 
     @property
     def round_trips(self) -> int:
@@ -115,29 +185,82 @@ class Measurement:
         return self._describe([c for c in self.d2h if c.blocking], self.unawaited_d2h, self.explicit_syncs)
 
     def describe_data_dependent(self) -> str:
-        """The data-sized operations run, each with its count: "nonzero 2 times, index 1 time"."""
-        return ", ".join(f"{op} {n} time{'s' if n > 1 else ''}" for op, n in Counter(self.data_dependent).items())
+        """The data-sized operations run, each with its count and the learner's lines: "nonzero 2 times (line
+        14, `x.nonzero()`)"."""
+        lines = self.data_dependent_lines + [None] * (len(self.data_dependent) - len(self.data_dependent_lines))
+        parts = []
+        for op, n in Counter(self.data_dependent).items():
+            where = Counter(line for name, line in zip(self.data_dependent, lines) if name == op)
+            parts.append(_at_lines(where, lambda k, _: f"{op} {k} time{'s' if k > 1 else ''}", short=True))
+        return ", ".join(parts)
 
     def _describe(self, copies_back: list[Copy], unawaited: int = 0, syncs: int = 0) -> str:
         def plural(n, word, many):
             return f"{n} {word if n == 1 else many}"
         parts = []
         if copies_back:
-            parts.append(f"{plural(len(copies_back), 'copy', 'copies')} from {self.device} to the CPU "
-                         f"({sum(c.nbytes for c in copies_back)} bytes)")
+            nbytes = Counter()
+            for c in copies_back:
+                nbytes[c.line] += c.nbytes
+            where = Counter(c.line for c in copies_back)
+            parts.append(_at_lines(where, lambda n, lines: (
+                f"{plural(n, 'copy', 'copies')} from {self.device} to the CPU "
+                f"({sum(nbytes[line] for line in lines)} bytes)")))
         if unawaited:
-            parts.append(f"{plural(unawaited, 'copy', 'copies')} to the CPU with non_blocking=True that nothing "
-                         "waited for (their values may not have arrived when Python reads them)")
-        if self.host_reads - self.printed:
-            parts.append(f"{plural(self.host_reads - self.printed, 'read', 'reads')} of a {self.device} value by "
-                         "Python (.item(), int(), float(), bool(), .tolist() or an if on a tensor)")
+            where = Counter(c.line for c in (self.d2h[-unawaited:] if unawaited <= len(self.d2h) else []))
+            where[None] += unawaited - sum(where.values())
+            parts.append(_at_lines(where, lambda n, _: f"{plural(n, 'copy', 'copies')} to the CPU with "
+                                   "non_blocking=True", "that nothing waited for (their values may not have arrived "
+                                   "when Python reads them)"))
+        reads = self.host_reads - self.printed
+        if reads:
+            parts.append(_at_lines(_padded(self.read_lines, reads),
+                                   lambda n, _: f"{plural(n, 'read', 'reads')} of a {self.device} value",
+                                   "by Python (.item(), int(), float(), bool(), .tolist() or an if on a tensor)"))
         if self.printed:
-            parts.append(f"{plural(self.printed, 'tensor', 'tensors')} printed (print(t) of a {self.device} tensor: "
-                         "Python waits for the device to read its values)")
+            parts.append(_at_lines(_padded(self.printed_lines, self.printed),
+                                   lambda n, _: f"{plural(n, 'tensor', 'tensors')} printed",
+                                   f"(print(t) of a {self.device} tensor: Python waits for the device to read its "
+                                   "values)"))
         if syncs:
-            parts.append(f"{plural(syncs, 'explicit synchronisation', 'explicit synchronisations')} of "
-                         f"{self.device} (synchronize())")
+            parts.append(_at_lines(_padded(self.sync_lines, syncs), lambda n, _: (
+                f"{plural(n, 'explicit synchronisation', 'explicit synchronisations')} of {self.device}"),
+                "(synchronize())"))
         return " and ".join(parts) or "nothing"
+
+
+#: Learner lines named for one kind of event, most frequent first; the rest are summed up.
+MAX_LINES = 3
+
+
+def _padded(lines: Counter, total: int) -> Counter:
+    """`lines`, with the events counted but not attributed (a Measurement made by hand) under None."""
+    missing = total - sum(lines.values())
+    return lines + Counter({None: missing}) if missing > 0 else lines
+
+
+def _at_lines(where: Counter, what, explain: str = "", short: bool = False) -> str:
+    """What happened (`what(n, lines)`: "9 reads of a sim:0 value", for n events at `lines`, then `explain`
+    once) at the learner's lines in `where` (Line, or None outside the learner's file -> count). One line:
+    "line 14, `loss.item()`: 9 reads of a sim:0 value by Python (...)". Several: each with its own count, most
+    frequent first, at most MAX_LINES, then the rest "on N more lines". No line known: `what` alone. `short`:
+    "nonzero 2 times (line 14, `code`)", for a list of kinds."""
+    tail = f" {explain}" if explain else ""
+    total = sum(where.values())
+    named = [(line, n) for line, n in where.most_common() if line is not None]
+    if not named:
+        return what(total, list(where)) + tail
+    shown, hidden = named[:MAX_LINES], [line for line, _ in named[MAX_LINES:]]
+    more = f"on {len(hidden)} more line{'s' if len(hidden) > 1 else ''}" if hidden else ""
+    if short:
+        lines = ", ".join(str(line) for line, _ in shown) + (f", and {more[3:]}" if more else "")
+        return f"{what(total, list(where))}{tail} ({lines})"
+    text = "; ".join(f"{line}: {what(n, [line])}" for line, n in shown)
+    rest = total - sum(n for _, n in shown)
+    if rest:
+        elsewhere = [m for m in (more, "outside your file" if where.get(None) else "") if m]
+        text += f"; and {what(rest, hidden + [None])} {' and '.join(elsewhere)}"
+    return text + tail
 
 
 def _is_device(t, device: torch.device) -> bool:
@@ -247,8 +370,7 @@ class _Counter(TorchDispatchMode):
         m, dev = self.m, self.m.device
         if func is _HOST_READ:
             if _is_device(args[0], dev):
-                m.host_reads += 1
-                m.unawaited_d2h = 0  # the host waited for everything queued, those copies too
+                m._read()  # the host waited for everything queued, those copies too
             return
         if func is aten._to_copy.default or func is aten.copy_.default:
             src, dst = (args[0], out) if func is aten._to_copy.default else (args[1], args[0])
@@ -262,7 +384,7 @@ class _Counter(TorchDispatchMode):
                     m.unawaited_d2h = m.unawaited_d2h + 1 if not blocking else 0
                 crossed, converted_on = _crossing(kind, src, dst, func is aten._to_copy.default, kwargs, args)
                 getattr(m, kind).append(Copy(str(src.device), str(dst.device), dst.numel() * crossed.itemsize,
-                                             blocking, crossed, converted_on))
+                                             blocking, crossed, converted_on, _learner_line()))
                 return
         if dev.type == "cpu":  # everything is on the CPU: an op that makes a tensor ran there
             on_device = any(True for _ in _tensors(out))
@@ -270,6 +392,7 @@ class _Counter(TorchDispatchMode):
             on_device = any(_is_device(t, dev) for t in _tensors(args)) or any(_is_device(t, dev) for t in _tensors(out))
         if on_device and (func in DATA_DEPENDENT or (func in _INDEXING and _has_mask(args[1]))):
             m.data_dependent.append(func.__name__.split(".")[0])
+            m.data_dependent_lines.append(_learner_line())
         if on_device and func not in _NOT_KERNELS and not func.is_view:
             m.kernels += 1
 
@@ -301,8 +424,7 @@ def _heard_wait(device_type: str):
             me = threading.get_ident()
             for m, thread in _listening:
                 if thread == me and m.device.type == device_type:
-                    m.explicit_syncs += 1
-                    m.unawaited_d2h = 0
+                    m._synced()
         except Exception:  # called from C++ on CUDA: counting must never change what the learner's code does
             pass
     return waited
@@ -355,9 +477,7 @@ def _counting_prints(m: Measurement):
         if outermost and threading.get_ident() == measuring:
             try:
                 if _is_device(self, m.device):
-                    m.host_reads += 1
-                    m.printed += 1
-                    m.unawaited_d2h = 0  # the host waited for everything queued, those copies too
+                    m._read(printed=True)  # the host waited for everything queued, those copies too
             except Exception:  # counting must never change what the learner's code does
                 pass
         _at_work.printing = True
@@ -422,8 +542,7 @@ def _counting_syncs(m: Measurement, mod):
                 return original(*args, **kwargs)
             try:
                 if waits_for(*args, **kwargs):
-                    m.explicit_syncs += 1
-                    m.unawaited_d2h = 0
+                    m._synced()
             except Exception:  # a bad argument is the call's own error to raise, below
                 pass
             inside[0] = True
@@ -454,7 +573,7 @@ def _counting_host_data(m: Measurement, mod):
             try:
                 if isinstance(data, (list, tuple)) and isinstance(out, torch.Tensor) and _is_device(out, m.device) \
                         and (m.device.index is None or out.device.index == m.device.index):
-                    m.h2d.append(Copy("cpu", str(out.device), _nbytes(out), dtype=out.dtype))
+                    m.h2d.append(Copy("cpu", str(out.device), _nbytes(out), dtype=out.dtype, line=_learner_line()))
             except Exception:  # counting must never change what the learner's code does
                 pass
             return out

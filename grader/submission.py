@@ -4,6 +4,7 @@ broken (syntax error, crash at import, missing name) into a clear, learner-facin
 from __future__ import annotations
 
 import functools
+import linecache
 import traceback
 import types
 from pathlib import Path
@@ -120,6 +121,8 @@ class Submission:
             integrity.check_source(source, self.display_name)
         except integrity.IntegrityError as exc:
             raise SubmissionError(str(exc)) from None
+        # The lines that run, for the messages that quote them: a notebook's file is JSON, not this source.
+        linecache.cache[self.filename] = (len(source), None, source.splitlines(True), self.filename)
         module = types.ModuleType(self.path.stem)
         module.__file__ = self.filename
         try:

@@ -304,6 +304,20 @@ def test_notebook_source(tmp_path):
     assert Submission(f).y == 2
 
 
+def test_a_notebook_s_lines_are_quoted_from_its_code_not_its_json(tmp_path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("def f(x):\n    return x / 0")]
+    f = tmp_path / "n.ipynb"
+    nbformat.write(nb, f)
+    s = Submission(f)
+    try:
+        s.f(1)
+    except ZeroDivisionError as exc:
+        assert describe_exception(exc, s.filename).endswith("(line 2, in f: `return x / 0`)")
+
+
 def test_learner_trace_and_description(tmp_path):
     f = write(tmp_path, """
         def deep(n):
