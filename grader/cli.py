@@ -312,6 +312,9 @@ def greet() -> None:
 
 #: The commands that work on the learner's files and progress: they need a course folder.
 IN_A_COURSE_FOLDER = {"list", "check", "watch", "hint", "reset", "solution", "start", "skip"}
+#: Those that greet a newcomer first (watch greets on its own screen; reset and solution are no way to start,
+#: and a declined reset writes nothing, progress included).
+GREETED = {"list", "check", "hint", "start", "skip"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -319,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command in IN_A_COURSE_FOLDER:
             workspace.require_course_folder()
-            if args.command != "watch" and not getattr(args, "json", False):  # watch greets on its own screen
+            if args.command in GREETED and not getattr(args, "json", False):
                 greet()
         return args.func(args)
     except (UsageError, workspace.NoCourseFolder, course.CourseError) as exc:
