@@ -1,15 +1,18 @@
 """What rustlings does that we did not (issue 29, last part): hints that end with the section of the book that
 explains the bug, a welcome on the first run, and a word at the end of each part of the book and of the course.
-Each is driven through the real `devcourse` command in a copy of the course folder."""
+Each is driven through the real `devcourse` command (watch mode through a pseudo-terminal) in a copy of the
+course folder."""
 
 from __future__ import annotations
 
+import io
 import json
 
+import pexpect
 import pytest
 
 from grader import book_links, course
-from tests.learner import devcourse, fix, make_course_copy
+from tests.learner import DEVCOURSE, devcourse, fix, learner_env, make_course_copy
 
 
 @pytest.fixture
@@ -117,3 +120,30 @@ def test_the_last_exercise_of_the_course_ends_its_part_and_the_course(folder):
         if p != part:
             assert first_line(p.done) not in out.stdout  # said when they were reached, not again
     assert progress(folder)["milestones"][-2:] == [f"part:{part.caption}", "finished"]
+
+
+# -------------------------------------------------------------------------------------------- in watch mode
+def test_watch_greets_on_its_first_screen_and_ends_a_part(folder):
+    part = course.parts()[0]
+    in_part = [e for e in course.load() if e.chapter in part.chapters]
+    last = in_part[-1]
+    child = pexpect.spawn(str(DEVCOURSE), ["watch", last.name], cwd=str(folder), env=learner_env(),
+                          encoding="utf-8", timeout=60, dimensions=(60, 160))
+    child.expect_exact(first_line(course.message("welcome")))  # after the screen's clear, so it stays in view
+    child.expect("does not pass yet")
+    child.send("q")
+    child.expect(pexpect.EOF)
+    assert progress(folder)["welcomed"] is True
+
+    with_progress(folder, [e.name for e in in_part[:-1]])
+    fix(folder, last.name)
+    child = pexpect.spawn(str(DEVCOURSE), ["watch", last.name], cwd=str(folder), env=learner_env(),
+                          encoding="utf-8", timeout=60, dimensions=(60, 160))
+    child.logfile_read = screen = io.StringIO()
+    child.expect(f'End of part "{part.caption}".')
+    child.expect_exact(first_line(part.done))
+    child.expect("Press n for the next exercise")
+    child.send("q")
+    child.expect(pexpect.EOF)
+    assert first_line(course.message("welcome")) not in screen.getvalue()  # once only
+    assert progress(folder)["milestones"] == [f"part:{part.caption}"]
