@@ -71,3 +71,12 @@ def test_every_part_with_exercises_has_its_end_text_and_the_course_its_welcome_a
     for part in parts:
         assert part.done, f"course.toml says nothing at the end of part {part.caption!r}"
     assert course.message("welcome") and course.message("finished")
+
+
+@pytest.mark.skipif(not (book_links.BUILT_BOOK / "book").is_dir(), reason="the book is not built (make book)")
+@pytest.mark.parametrize("ex", course.load(), ids=lambda e: e.name)
+def test_the_built_book_has_each_section_and_links_it_from_the_exercise_list(ex):
+    page, anchor = book_links.split(ex)
+    assert f'id="{anchor}"' in (book_links.BUILT_BOOK / "book" / f"{page}.html").read_text(encoding="utf-8")
+    chapter = (book_links.BUILT_BOOK / "book" / f"{ex.chapter}.html").read_text(encoding="utf-8")
+    assert f'href="{book_links.relative_link(ex, ex.chapter)}"' in chapter
