@@ -23,9 +23,10 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.panel import Panel
 from rich.text import Text
 
-from grader import course, daemon, report, targets, workspace
+from grader import course, daemon, milestones, report, targets, workspace
 from grader.classroom import cli as classroom_cli
 from grader.progress import Progress
 from grader.report import hint_text
@@ -50,8 +51,15 @@ def confirm(question: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
+def say_milestones(texts: list[str]) -> None:
+    for text in texts:
+        console.print()
+        console.print(Panel(Text(text), border_style="green") if report.fancy(console) else Text(text))
+
+
 def after_pass(prog: Progress, ex: course.Exercise) -> None:
-    """Point the learner at what comes next."""
+    """Say what the learner has reached (the end of a part, of the course), and point at what comes next."""
+    say_milestones(milestones.after_pass(prog, ex))
     nxt = prog.next_exercise()
     if nxt is None:
         _say("That was the last one: every exercise is done or skipped.", "bold green")
@@ -150,6 +158,8 @@ def check_all(args) -> int:
                           "exercises": [report.grade_json(g) for g in grades]}, indent=1))
         return 0 if passed else 1
     console.print(report.summary_table(console, grades))
+    if args.device is None:
+        say_milestones([text for g in grades if g.passed for text in milestones.after_pass(prog, g.exercise)])
     n = sum(g.passed for g in grades)
     style = "bold green" if passed else "bold red"
     _say(f"{n} of {len(grades)} exercises pass.", style)
@@ -292,8 +302,19 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def greet() -> None:
+    """The welcome, on a learner's first run (grader.milestones)."""
+    text = milestones.welcome(Progress.load())
+    if text:
+        console.print(Panel(Text(text), title="devcourse", border_style="cyan") if report.fancy(console)
+                      else Text(text + "\n"))
+
+
 #: The commands that work on the learner's files and progress: they need a course folder.
 IN_A_COURSE_FOLDER = {"list", "check", "watch", "hint", "reset", "solution", "start", "skip"}
+#: Those that greet a newcomer first (watch greets on its own screen; reset and solution are no way to start,
+#: and a declined reset writes nothing, progress included).
+GREETED = {"list", "check", "hint", "start", "skip"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -301,6 +322,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command in IN_A_COURSE_FOLDER:
             workspace.require_course_folder()
+            if args.command in GREETED and not getattr(args, "json", False):
+                greet()
         return args.func(args)
     except (UsageError, workspace.NoCourseFolder, course.CourseError) as exc:
         console.print(Text(str(exc), style="red"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
@@ -30,6 +31,7 @@ class Exercise:
     legs: tuple[str, ...] = ("cpu", "accelerator")
     broken_on: tuple[str, ...] = ("accelerator",)  # legs on which the shipped exercise must fail
     timeout: int = 20  # seconds per check
+    explained_in: str = ""  # "<book page>#<section anchor>": the section that explains the bug (grader.book_links)
     number: int = field(default=0, compare=False)
 
     @property
@@ -73,11 +75,13 @@ def _exercise(number: int, raw: dict) -> Exercise:
         raise CourseError(f"exercise {ex.name}: broken_on {ex.broken_on} must be among legs {ex.legs}")
     if not ex.hints:
         raise CourseError(f"exercise {ex.name}: give at least one hint")
+    if ex.explained_in and not re.fullmatch(r"[a-z0-9-]+#[a-z0-9_-]+", ex.explained_in):
+        raise CourseError(f"exercise {ex.name}: explained_in {ex.explained_in!r} is not \"<page>#<anchor>\"")
     return ex
 
 
 @cache
-def load(path: Path = COURSE_FILE) -> tuple[Exercise, ...]:
+def _read(path: Path) -> dict:
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)
@@ -86,6 +90,12 @@ def load(path: Path = COURSE_FILE) -> tuple[Exercise, ...]:
                           "checkout course.toml) or reinstall the course.") from None
     except tomllib.TOMLDecodeError as exc:
         raise CourseError(f"{path} cannot be read: {exc}") from None
+    return data
+
+
+@cache
+def load(path: Path = COURSE_FILE) -> tuple[Exercise, ...]:
+    data = _read(path)
     exercises = tuple(_exercise(i, raw) for i, raw in enumerate(data.get("exercises", []), start=1))
     names = [e.name for e in exercises]
     dupes = {n for n in names if names.count(n) > 1}
@@ -105,3 +115,39 @@ def get(name: str) -> Exercise:
 
 def for_chapter(chapter: str) -> list[Exercise]:
     return [e for e in load() if e.chapter == chapter]
+
+
+# ---------------------------------------------------------------------------------------------- messages
+@dataclass(frozen=True)
+class Part:
+    """A part of the book (a caption of _toc.yml), its chapters, and what devcourse says when its last
+    exercise passes (course.toml's [[parts]] entry of the same caption)."""
+    caption: str
+    chapters: tuple[str, ...]
+    done: str = ""
+
+
+def book_parts(toc_file: Path = ROOT / "_toc.yml") -> list[tuple[str, list[str]]]:
+    """[(caption, [chapter...])] in book order: _toc.yml decides which chapter is in which part."""
+    import yaml  # not needed by a check: imported here, not with the module
+
+    toc = yaml.safe_load(toc_file.read_text(encoding="utf-8"))
+    return [(part.get("caption", ""), [Path(ch["file"]).name for ch in part.get("chapters", []) if "file" in ch])
+            for part in toc.get("parts", [])]
+
+
+def message(key: str, path: Path = COURSE_FILE) -> str:
+    """course.toml's [messages] text `key` ("welcome", "finished"); empty when it has none."""
+    return _read(path).get("messages", {}).get(key, "").strip()
+
+
+def parts(path: Path = COURSE_FILE) -> list[Part]:
+    """The book's parts that have exercises, in book order, each with its end-of-part text from course.toml."""
+    texts = {p["caption"]: p.get("done", "").strip() for p in _read(path).get("parts", [])}
+    chapters_with_exercises = {e.chapter for e in load(path)}
+    return [Part(caption, tuple(chapters), texts.get(caption, ""))
+            for caption, chapters in book_parts() if chapters_with_exercises & set(chapters)]
+
+
+def part_of(ex: Exercise) -> Part | None:
+    return next((p for p in parts() if ex.chapter in p.chapters), None)

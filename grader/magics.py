@@ -16,7 +16,7 @@ import shlex
 
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
-from grader import course, report, targets, workspace
+from grader import course, milestones, report, targets, workspace
 from grader.progress import Progress
 
 
@@ -68,11 +68,14 @@ def check(name: str, device: str | None = None, timeout: float | None = None):
     prog = Progress.load()
     if device is None:  # progress comes from full checks only (grader.progress)
         prog.record_check(ex, grade.passed)
+    reached = milestones.after_pass(prog, ex) if grade.passed and device is None else []
 
     def render(console):
         report.print_grade(console, grade, f"the exercise cell of {ex.name}",
                            hint_command=f"%devcourse hint {ex.name}")
         if grade.passed:
+            for text in reached:
+                console.print(text, style="green", markup=False)
             done, total, earned, points = Progress.load().totals()
             console.print(f"Course progress: {done} of {total} exercises done, {earned} of {points} points.",
                           style="dim", markup=False)

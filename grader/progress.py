@@ -1,12 +1,13 @@
 """The learner's progress, kept in `<state folder>/progress.json` (see grader.workspace), so that they can stop
 and resume, start anywhere and skip.
 
-    {"version": 1, "current": "masked_mean",
+    {"version": 1, "current": "masked_mean", "welcomed": true, "milestones": ["part:Where tensors live"],
      "exercises": {"noise_batch": {"status": "done", "hints": 1, "checks": 3, "gave_up": false}, ...}}
 
 `status` is `done` (the last full check passed), `failing` (the last check failed) or `skipped`; an exercise
 that is absent was not started. `hints` is the highest hint shown, `gave_up` that the learner asked for the
-solution before passing (its points are not counted). `current` is where the learner is: the next exercise
+solution before passing (its points are not counted). `welcomed` and `milestones` record which of
+grader.milestones' texts were said (each is said once). `current` is where the learner is: the next exercise
 to do is the first one from there on, in course order, that is neither done nor skipped.
 
 Only a full check of the exercise's own file (`devcourse check NAME`, watch, a notebook's check cell) records
@@ -39,11 +40,11 @@ class Progress:
     @classmethod
     def load(cls, path: Path | None = None) -> "Progress":
         path = path or workspace.state_dir() / "progress.json"
-        data, problem = {}, None
+        data, problem, new = {}, None, False
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            pass
+            new = True
         except ValueError as exc:  # not JSON, or not UTF-8
             problem = f"it is not valid JSON: {exc}"
         if problem is None and not isinstance(data, dict):
@@ -56,6 +57,7 @@ class Progress:
         data.setdefault("version", VERSION)
         data.setdefault("current", None)
         data.setdefault("exercises", {})
+        data.setdefault("welcomed", not new)  # a progress file from before the welcome existed: not a newcomer
         return cls(path, data)
 
     def entry(self, name: str) -> dict:

@@ -14,7 +14,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from grader import course, workspace
+from grader import book_links, course, workspace
 from grader.runner import CheckResult, Grade
 
 PROCESS_CHECK = "(grader process)"
@@ -398,6 +398,9 @@ def summary_table(console: Console, grades: list[Grade]) -> Table:
 def hint_text(ex: course.Exercise, n: int, more: str | None = None) -> Text:
     """Hint N; `more` says how to get the next one (watch mode: a key)."""
     text = Text.assemble((f"Hint {n} of {len(ex.hints)}", "bold"), f" for {ex.name}: {ex.hints[n - 1]}")
+    explained = book_links.explained_line(ex)
+    if explained:
+        text.append(f"\n{explained}")
     if n < len(ex.hints):
         text.append(f"\nMore: {more or f'devcourse hint {ex.name}'} (next: hint {n + 1})", style="dim")
     return text

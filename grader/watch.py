@@ -20,7 +20,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from grader import course, report, targets, workspace
+from grader import course, milestones, report, targets, workspace
 from grader.progress import Progress
 
 KEYS = "h hint · r re-check · n next · s skip · l list · q quit"
@@ -85,6 +85,7 @@ class Watcher:
         self.ex, self.console, self.manual, self.device, self.timeout = ex, console, manual, device, timeout
         self.prog = Progress.load()
         self.passed = False
+        self.greeting: str | None = None  # the welcome, shown on the first screen (grader.milestones)
         self.generation = 0  # of the latest check started: results of older ones are dropped
         self.pending = False  # the latest check is still running
         self.events: queue.Queue = queue.Queue()
@@ -116,6 +117,9 @@ class Watcher:
             self.say(targets.missing_file_message(self.ex, file), "red")
             self.footer()
             return
+        if self.greeting:  # on the first screen, after the clear, so that the learner sees it
+            self.say(self.greeting)
+            self.greeting = None
         self.say(f"Checking {workspace.shown(file)} ... (q quits at once)", "dim")
         generation, ex = self.generation, self.ex
         self.pending = True
@@ -147,6 +151,9 @@ class Watcher:
             self.say(f"Not recorded in your progress: a check limited to --device {self.device} is not a full "
                      "check.", "dim")
         if g.passed:
+            if self.device is None:
+                for text in milestones.after_pass(self.prog, self.ex):
+                    self.say("\n" + text, "green")
             self.say("Press n for the next exercise (or keep editing: r re-checks).", "bold green")
         self.footer()
 
@@ -237,4 +244,7 @@ def run(name: str | None, manual: bool = False, device: str | None = None, timeo
     prog = Progress.load()
     ex = targets.exercise(name, prog)
     prog.start(ex)
-    return Watcher(ex, console or Console(highlight=False), manual, device, timeout).run()
+    greeting = milestones.welcome(prog)
+    watcher = Watcher(ex, console or Console(highlight=False), manual, device, timeout)
+    watcher.greeting = greeting
+    return watcher.run()

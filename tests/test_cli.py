@@ -209,4 +209,5 @@ def test_check_all(folder):
     assert re.search(rf"\n\d+ of {N} exercises pass\.", out.stdout)
     assert len(summary_rows(out.stdout)) == N  # each row's result agrees with its cells, the count with the rows
     assert "Not recorded in your progress: a check limited to --device sim:1" in out.stdout
-    assert not (folder / ".devcourse" / "progress.json").exists()  # a partial check records nothing
+    recorded = json.loads((folder / ".devcourse" / "progress.json").read_text())  # it holds the welcome, said
+    assert recorded["exercises"] == {} and recorded["current"] is None  # but a partial check records nothing

@@ -6,6 +6,9 @@ them in a terminal (each one's file and command) and in a notebook (an "Open in 
 exercise notebook, notebooks/<NN>-<chapter>.ipynb, written by `python -m grader.notebooks`; the link uses
 _config.yml's repository, as the launch buttons do).
 
+Each exercise's entry links the section that explains its bug (course.toml's `explained_in`), relative to the
+page.
+
 `course-overview`: for the introduction: how many graded exercises, chapters and points the course has, and
 about how long they take (MINUTES_PER_POINT per point: an exercise's points say how much work it is)."""
 
@@ -14,7 +17,7 @@ from __future__ import annotations
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
-from grader import course, notebooks
+from grader import book_links, course, notebooks
 
 #: An estimate for the overview: a 1-point exercise takes about this long, a 3-point one three times as long.
 MINUTES_PER_POINT = 12
@@ -63,6 +66,11 @@ class CourseExercises(SphinxDirective):
             para += nodes.Text(". Check it: ")
             para += nodes.literal(text=f"devcourse check {ex.name}")
             para += nodes.Text(".")
+            if ex.explained_in:  # the same section that the exercise's hints end with (grader.book_links)
+                para += nodes.Text(" Explained in: ")
+                para += nodes.reference("", book_links.section_title(ex),
+                                        refuri=book_links.relative_link(ex, chapter))
+                para += nodes.Text(".")
             items += nodes.list_item("", para, ids=[f"exercise-{ex.name}"])
         return [intro, terminal, notebook, items]
 

@@ -17,7 +17,6 @@ import tempfile
 from pathlib import Path
 
 import nbformat
-import yaml
 
 from grader import ROOT, course, runner
 from grader.classroom import blocks, notebook, source
@@ -61,12 +60,7 @@ def slug(text: str) -> str:
 
 def parts(toc_file: Path = ROOT / "_toc.yml") -> list[tuple[str, list[str]]]:
     """[(caption, [chapter...])] in book order."""
-    toc = yaml.safe_load(toc_file.read_text(encoding="utf-8"))
-    out = []
-    for part in toc.get("parts", []):
-        chapters = [Path(ch["file"]).name for ch in part.get("chapters", []) if "file" in ch]
-        out.append((part.get("caption", ""), chapters))
-    return out
+    return course.book_parts(toc_file)
 
 
 def assignments(per_chapter: bool = False, only: list[str] | None = None) -> list[tuple[str, str, list]]:
