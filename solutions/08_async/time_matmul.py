@@ -2,8 +2,9 @@
 
 On an accelerator `a @ b` only queues the product and returns, so the clock around it measures launches.
 Synchronise before starting the clock (so work queued earlier, the warm-up included, is not billed to the
-products) and before stopping it (so the products have really finished). torch.get_device_module(device)
-is torch.cuda on a CUDA tensor, and the matching module on other accelerators; the CPU needs no wait.
+products) and before stopping it (so the products have really finished). torch.accelerator.synchronize(device)
+waits for that device on any accelerator (torch.mps.synchronize() takes no device, so the device module's own
+call is not the same everywhere); the CPU needs no wait.
 """
 
 import time
@@ -13,7 +14,7 @@ import torch
 
 def wait_for(device: torch.device) -> None:
     if device.type != "cpu":
-        torch.get_device_module(device).synchronize(device)
+        torch.accelerator.synchronize(device)
 
 
 def time_matmul(a: torch.Tensor, b: torch.Tensor, repeats: int = 10) -> float:
