@@ -38,38 +38,40 @@ THREAD_MESSAGE = ("the grader does not let your code start threads: PyTorch coun
                   "do the work on the calling thread.")
 
 
+def _whose(code) -> str | None:
+    """"learner" for the learner's code (or code made at run time, '<string>'), "library" for torch's, the
+    grader's, an installed package's or a frozen module's, None for the standard library's (threading,
+    concurrent.futures and multiprocessing start threads on behalf of their callers)."""
+    path = code.co_filename
+    if not os.path.isabs(path):
+        return "library" if path.startswith("<frozen") else "learner"
+    real = os.path.realpath(path)
+    if "site-packages" in real or real.startswith((_TORCH, _GRADER)):
+        return "library"
+    return None if real.startswith(_STDLIB) else "learner"
+
+
 def _starter_is_learner(frame) -> bool:
-    """Whether the code that asked for a thread is the learner's: the first frame outside the standard library
-    (threading, concurrent.futures and multiprocessing start threads for their callers) is neither torch's, nor
-    the grader's, nor an installed package's."""
+    """Whether the code that asked for a thread is the learner's: the first frame, from the innermost, that is
+    not the standard library's."""
     while frame is not None:
-        path = frame.f_code.co_filename
-        if not os.path.isabs(path):  # '<string>', '<frozen ...>': code made at run time
-            return not path.startswith("<frozen")
-        real = os.path.realpath(path)
-        if not real.startswith(_STDLIB) or "site-packages" in real:
-            return not (real.startswith((_TORCH, _GRADER)) or "site-packages" in real)
+        whose = _whose(frame.f_code)
+        if whose is not None:
+            return whose == "learner"
         frame = frame.f_back
     return False
 
 
-_started: set[int] = set()  # threads that torch, the grader or the standard library on their behalf started
-
-
 def _runs_learner_code(frame) -> bool:
-    """Whether any frame of this stack is code of the learner's (or made at run time)."""
+    """Whether any frame of this stack is code of the learner's."""
     while frame is not None:
-        if _starter_is_learner(_Only(frame)):
+        if _whose(frame.f_code) == "learner":
             return True
         frame = frame.f_back
     return False
 
 
-class _Only:
-    """One frame, seen without the frames below it (for _starter_is_learner)."""
-
-    def __init__(self, frame):
-        self.f_code, self.f_back = frame.f_code, None
+_started: set[int] = set()  # threads that torch, the grader or the standard library on their behalf started
 
 
 def guard_threads() -> None:
@@ -160,8 +162,7 @@ class Interpreter:
                                                                                           self.gc_callbacks)):
             out.append("added a garbage-collector callback (gc.callbacks)")
         for sig, handler in _handlers().items():
-            if handler is not self.handlers.get(sig) and handler != self.handlers.get(sig) \
-                    and not _handler_allowed(sig, handler):
+            if handler != self.handlers.get(sig) and not _handler_allowed(sig, handler):
                 out.append(f"installed a handler for signal {signal.Signals(sig).name}")
         out += _foreign_modes()
         out += self._foreign_threads()
@@ -173,7 +174,7 @@ class Interpreter:
         for ident, frame in sys._current_frames().items():
             if ident in self.threads or ident in _started or ident == threading.get_ident():
                 continue
-            if _starter_is_learner(frame) or _runs_learner_code(frame):
+            if _runs_learner_code(frame):
                 return ["left a thread running"]
         return []
 

@@ -14,9 +14,11 @@ DataLoader must be a DataLoader. Containers (tuple, list, dict) are vetted eleme
 from __future__ import annotations
 
 import numbers
+import os
 import sys
 
 import torch
+from torch.utils.data import DataLoader
 
 
 class UntrustedValue(Exception):
@@ -40,10 +42,6 @@ def _tensor_types() -> tuple[type, ...]:
     if simulator is not None:
         types.append(simulator.SimTensor)
     return tuple(types)
-
-
-def _loader_type():
-    return torch.utils.data.DataLoader
 
 
 def vetted(value, what: str = "the returned value"):
@@ -90,7 +88,7 @@ def _vet(value, what, tensor_types, budget, seen):
     if isinstance(value, torch.nn.Module):
         _vet_module(value, what, tensor_types, budget, seen)
         return value
-    if isinstance(value, _loader_type()) and kind is not _loader_type():
+    if isinstance(value, DataLoader) and kind is not DataLoader:
         raise UntrustedValue(f"{what} is a {kind.__qualname__}, a subclass of DataLoader: return a "
                              "torch.utils.data.DataLoader itself, which the grader can inspect.")
     return value
@@ -104,13 +102,21 @@ _CONTAINER_ACCESS = ("__getitem__", "__iter__", "__len__", "__eq__", "__ne__", "
 def _refuse_own_container(value, what) -> None:
     """A tuple, list or dict of a subclass (a namedtuple, torch's OrderedDict of a state_dict) is read like its
     base; a subclass that redefines how its items are read is the learner's word, not its contents."""
+    redefined = _redefined_by_own_classes(value, _CONTAINER_ACCESS)
+    if redefined:
+        raise UntrustedValue(f"{what} is a {type(value).__qualname__} whose class redefines "
+                             f"{', '.join(redefined)}: return a plain tuple, list or dict.")
+
+
+def _redefined_by_own_classes(value, names) -> list[str]:
+    """Which of `names` a class of the value's that torch or the standard library did not define (one of the
+    learner's) defines itself, from the value's own class up."""
     for cls in type(value).__mro__:
-        if cls in (tuple, list, dict, object) or _torch_or_stdlib(cls):
-            continue
-        redefined = [name for name in _CONTAINER_ACCESS if name in vars(cls)]
-        if redefined:
-            raise UntrustedValue(f"{what} is a {type(value).__qualname__} whose class redefines "
-                                 f"{', '.join(redefined)}: return a plain tuple, list or dict.")
+        if not _torch_or_stdlib(cls):
+            redefined = [name for name in names if name in vars(cls)]
+            if redefined:
+                return redefined
+    return []
 
 
 def _torch_or_stdlib(cls) -> bool:
@@ -123,7 +129,7 @@ def _torch_or_stdlib(cls) -> bool:
         "torch", "collections", "typing") or path.startswith(_TORCH_DIR)
 
 
-_TORCH_DIR = __import__("os").path.dirname(torch.__file__)
+_TORCH_DIR = os.path.dirname(torch.__file__)
 
 
 def _number(value, what):
@@ -137,13 +143,10 @@ def _number(value, what):
 
 
 def _vet_module(module, what, tensor_types, budget, seen):
-    for cls in type(module).__mro__:
-        if _torch_or_stdlib(cls):
-            continue
-        overridden = [name for name in _MODULE_LISTINGS if name in vars(cls)]
-        if overridden:
-            raise UntrustedValue(f"{what} is a {type(module).__qualname__} whose class defines "
-                                 f"{', '.join(overridden)}: torch lists a model's parameters, buffers and "
-                                 "submodules itself, and the grader reads them through it. Remove that method.")
+    overridden = _redefined_by_own_classes(module, _MODULE_LISTINGS)
+    if overridden:
+        raise UntrustedValue(f"{what} is a {type(module).__qualname__} whose class defines "
+                             f"{', '.join(overridden)}: torch lists a model's parameters, buffers and "
+                             "submodules itself, and the grader reads them through it. Remove that method.")
     for name, tensor in list(torch.nn.Module.named_parameters(module)) + list(torch.nn.Module.named_buffers(module)):
         _vet(tensor, f"{what}'s {name}", tensor_types, budget, seen)

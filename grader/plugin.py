@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import traceback
 from pathlib import Path
 
@@ -74,8 +75,6 @@ def pytest_configure(config):
         return
     config._devcourse_pid = os.getpid()
     if config.getoption("cpu_timeout", None):
-        import signal
-
         signal.signal(signal.SIGPROF, _cpu_alarm)  # before the baseline: the grader's own handler
     try:
         config._devcourse_legs = legs_mod.parse(config.getoption("device"))
@@ -154,12 +153,13 @@ def _cpu_alarm(signum, frame):
 _cpu_limit = [0.0]
 
 
+_TIMERS = hasattr(signal, "setitimer")  # not on Windows
+
+
 def _arm_cpu_limit(config) -> None:
     """Each check may spend --cpu-timeout seconds of CPU time (grader.limits says why CPU and not the clock)."""
-    import signal
-
     seconds = config.getoption("cpu_timeout", None)
-    if seconds and hasattr(signal, "setitimer"):
+    if seconds and _TIMERS:
         _cpu_limit[0] = seconds
         signal.setitimer(signal.ITIMER_PROF, seconds)
 
@@ -226,10 +226,10 @@ def pytest_runtest_call(item):
         # A process the learner's code forked is back in the grader's code (its fork returned into the check,
         # or failed there, as in a fork loop stopped at the limit): it must not grade on as a second copy.
         _exit(0)
-    left = audit.interpreter.changes() if audit.interpreter is not None else []
-    if left:
-        audit.tainted = audit.message(left)
-        outcome.force_exception(GradeFailure(audit.tainted))
+    try:
+        audit.verify()
+    except audit.Tainted as exc:
+        outcome.force_exception(GradeFailure(str(exc)))
         return
     exc = outcome.excinfo[1] if outcome.excinfo is not None else None
     if isinstance(exc, _ENDS_THE_RUN):
@@ -285,17 +285,13 @@ def _stop_the_timeout_alarm() -> None:
     """The learner's part of the check is over: pytest-timeout's alarm (SIGALRM) must not go off in the grader's
     own hooks, where its exception would end pytest's whole run instead of failing the check. The zygote still
     stops a worker that overruns (grader.workers)."""
-    import signal
-
-    if hasattr(signal, "setitimer"):
+    if _TIMERS:
         signal.setitimer(signal.ITIMER_REAL, 0)
     _disarm_cpu_limit()
 
 
 def _disarm_cpu_limit() -> None:
-    import signal
-
-    if hasattr(signal, "setitimer"):
+    if _TIMERS:
         signal.setitimer(signal.ITIMER_PROF, 0)
 
 

@@ -74,7 +74,7 @@ def use_fork() -> bool:
 #: The grader's modules a worker runs (graders under checks/ are imported fresh by each worker, and the
 #: front ends never run in one): a zygote older than any of them is stale.
 WORKER_MODULES = ("__init__", "plugin", "expect", "instruments", "integrity", "submission", "legs", "limits",
-                  "sandbox", "workers")
+                  "sandbox", "workers", "audit", "learner_values", "policy", "course", "lazy_dynamo")
 
 
 def code_digest() -> str:

@@ -73,8 +73,7 @@ def test_a_recursion_limit_set_just_above_the_depth(tmp_path):
             sys.setrecursionlimit(len(traceback.extract_stack()) + 12)
             return _wrong(x, lengths)
     """)
-    text = refused(g, "recursion limit", "setrecursionlimit")
-    assert "passed" not in {r.outcome for r in g.results} or "recursion" in text
+    refused(g, "recursion limit", "setrecursionlimit")
 
 
 @pytest.mark.parametrize("raise_it", [

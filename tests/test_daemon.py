@@ -370,3 +370,16 @@ def test_ready_workers_make_cuda_contexts_unless_told_not_to(monkeypatch):
     assert warms_gpus("real") and not warms_gpus("sim")
     monkeypatch.setenv("DEVCOURSE_WARM_GPUS", "0")
     assert not warms_gpus("real")
+
+
+def test_the_code_digest_covers_every_grader_module_a_worker_runs():
+    # A daemon whose workers run older code than the files say grades with it: each module a grading worker
+    # loads (what it prepares, the plugin, the checks' helpers) must be in the digest that tells it is stale.
+    from grader.workers import WORKER_MODULES
+
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys; from grader import workers; workers._prepare_common(); "
+         "print(' '.join(m for m in sys.modules if m.startswith('grader.')))"],
+        capture_output=True, text=True, timeout=300, check=True).stdout.split()
+    tops = {m.split(".")[1] for m in loaded if m.split(".")[1] not in ("simulated", "checks")}
+    assert tops - set(WORKER_MODULES) == set(), "add these to grader.workers.WORKER_MODULES"

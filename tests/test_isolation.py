@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import ROOT, course, daemon, report, runner, sandbox
+from grader import ROOT, course, daemon, report, runner, sandbox, workers
 
 EX = dataclasses.replace(course.get("masked_mean"), timeout=10)
 # A correct body: only the attack can make a submission fail.
@@ -31,7 +31,7 @@ def _right(x, lengths):
 ISOLATED = sandbox.status()
 needs_landlock = pytest.mark.skipif(not ISOLATED.available, reason=f"no isolation here: {ISOLATED.how}")
 PRIVATE_FOLDER = "grading runs with write access only to a private temporary folder"
-GPUS = any(Path("/dev").glob("nvidia[0-9]*"))
+GPUS = workers._has_nvidia_gpus()
 
 
 def attack(tmp_path, body: str, device="cpu"):
