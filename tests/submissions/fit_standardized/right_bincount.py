@@ -1,0 +1,37 @@
+"""A right fix: the class counts by torch.bincount, which makes its result where the labels are."""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Standardized(nn.Module):
+    def __init__(self, features: int, classes: int, mean: torch.Tensor, std: torch.Tensor):
+        super().__init__()
+        self.linear = nn.Linear(features, classes)
+        self.register_buffer("mean", mean)
+        self.register_buffer("std", std)
+
+    def forward(self, x):
+        return self.linear((x - self.mean) / self.std)
+
+
+def class_weights(y: torch.Tensor, classes: int) -> torch.Tensor:
+    counts = torch.bincount(y, minlength=classes).float()
+    return len(y) / (classes * counts)
+
+
+def fit(x: torch.Tensor, y: torch.Tensor, steps: int, device):
+    classes = int(y.max()) + 1
+    model = Standardized(x.shape[1], classes, x.mean(0), x.std(0))
+    model.to(device)
+    x = x.to(device)
+    y = y.to(device)
+    weights = class_weights(y, classes)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    for _ in range(steps):
+        loss = F.cross_entropy(model(x), y, weight=weights)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return model, loss.item()
