@@ -116,7 +116,7 @@ class Copy:
     src: str
     dst: str
     nbytes: int
-    blocking: bool = True  # False: non_blocking=True into pinned memory, where Python does not wait
+    blocking: bool = True  # False: non_blocking=True into (d2h) or from (h2d) pinned memory: Python goes on
     dtype: torch.dtype | None = None  # the dtype that crossed
     converted_on: str | None = None  # where a copy that changed the dtype converted: "device" or "cpu"
     line: Line | None = None  # the learner's statement that made it
@@ -377,6 +377,8 @@ class _Counter(TorchDispatchMode):
             if isinstance(src, torch.Tensor) and isinstance(dst, torch.Tensor) and src.device != dst.device:
                 kind = ("d2h" if dst.device.type == "cpu" else "h2d" if src.device.type == "cpu" else "d2d")
                 blocking = True
+                if kind == "h2d":  # from pageable memory the driver stages the copy and returns once it is done
+                    blocking = not (_non_blocking(func is aten._to_copy.default, args, kwargs) and src.is_pinned())
                 if kind == "d2h":
                     non_blocking = _non_blocking(func is aten._to_copy.default, args, kwargs)
                     # into pageable memory CUDA's copy returns once done: a wait all the same

@@ -94,8 +94,13 @@ def copy_cost(nbytes, bw=None):
 def queue_h2d(idx, dst_data, src):
     """A non_blocking copy from pinned ``src`` into the device data ``dst_data`` was launched.  Host writes
     to ``src`` are noticed through its version counter (every in-place torch op on it or on a view of it
-    bumps it; writes through ``.numpy()`` or ``.data`` are not seen)."""
-    clock.pending_h2d.append([clock.device[idx], idx, dst_data, src, src._version, False])
+    bumps it; writes through ``.numpy()`` or ``.data`` are not seen, nor any write to an inference tensor,
+    which has no version counter: a pinned batch made under torch.inference_mode())."""
+    clock.pending_h2d.append([clock.device[idx], idx, dst_data, src, _version(src), False])
+
+
+def _version(t):
+    return None if t.is_inference() else t._version
 
 
 def settle_h2d(idx=None):
@@ -105,14 +110,14 @@ def settle_h2d(idx=None):
     keep = []
     for item in c.pending_h2d:
         t, i, dst, src, version, applied = item
-        changed = src._version != version
+        changed = _version(src) != version
         if changed and (not applied or t > c.host):
             # the host wrote to the source before the device had finished the copy: a race
             _note_race(config.dev(i), src.numel() * src.element_size())
         if changed or not applied:
             with torch.no_grad():
                 dst.copy_(src)  # the device reads the source as it is now
-            item[4] = src._version
+            item[4] = _version(src)
             item[5] = True
         if t > c.host:
             keep.append(item)

@@ -927,6 +927,15 @@ def _c_inference_view(dev):
     return [r, v.is_inference(), r.is_inference(), z[:, None].is_inference()]
 
 
+@case("inference_mode: non_blocking copies of pinned batches, then a read")
+def _c_inference_pinned_non_blocking(dev):
+    with torch.inference_mode():
+        src = torch.arange(6.0).reshape(2, 3).pin_memory()
+        moved = src.to(dev, non_blocking=True)
+        total = (moved * 2).sum()
+    return [moved, total.item(), src.is_inference(), moved.is_inference()]
+
+
 def _small_net(device):
     torch.manual_seed(0)
     return torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1)).to(device)
