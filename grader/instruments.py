@@ -142,6 +142,8 @@ class Measurement:
     printed_lines: Counter = field(default_factory=Counter)
     sync_lines: Counter = field(default_factory=Counter)
     data_dependent_lines: list = field(default_factory=list)  # beside data_dependent, one Line or None each
+    # float64 tensors made on the device (by an operation or a copy), by line: what MPS cannot hold
+    float64_lines: Counter = field(default_factory=Counter)
 
     def _read(self, printed: bool = False) -> None:
         """Note one host read (a print if `printed`) at the learner's line: the host waited for everything."""
@@ -176,6 +178,15 @@ class Measurement:
     def syncs(self) -> int:
         """Times the host had to wait for the device (waits, and operations whose output size depends on data)."""
         return self.waits + len(self.data_dependent)
+
+    @property
+    def float64(self) -> int:
+        return sum(self.float64_lines.values())
+
+    def describe_float64(self) -> str:
+        """Where float64 tensors were made on the device: "line 7, `total = ...`: 1 float64 tensor made on sim:0"."""
+        return _at_lines(self.float64_lines, lambda n, _: f"{n} float64 tensor{'s' if n > 1 else ''} made on "
+                         f"{self.device}")
 
     def describe_round_trips(self) -> str:
         return self._describe(self.d2h)
@@ -387,6 +398,8 @@ class _Counter(TorchDispatchMode):
                 crossed, converted_on = _crossing(kind, src, dst, func is aten._to_copy.default, kwargs, args)
                 getattr(m, kind).append(Copy(str(src.device), str(dst.device), dst.numel() * crossed.itemsize,
                                              blocking, crossed, converted_on, _learner_line()))
+                if kind != "d2h" and dst.dtype is torch.float64:
+                    m.float64_lines[_learner_line()] += 1
                 return
         if dev.type == "cpu":  # everything is on the CPU: an op that makes a tensor ran there
             on_device = any(True for _ in _tensors(out))
@@ -397,6 +410,8 @@ class _Counter(TorchDispatchMode):
             m.data_dependent_lines.append(_learner_line())
         if on_device and func not in _NOT_KERNELS and not func.is_view:
             m.kernels += 1
+            if dev.type != "cpu" and any(t.dtype is torch.float64 and _is_device(t, dev) for t in _tensors(out)):
+                m.float64_lines[_learner_line()] += 1
 
 
 _at_work = threading.local()  # operations and grader wrappers running on this thread
