@@ -1,4 +1,5 @@
 # expect: means the current device
+# on one gpu: passes (device.type names the only GPU, which is the one given)
 """Wrong: everything fixed but the total's device, made from device.type, which drops the index."""
 
 import torch

@@ -1,0 +1,29 @@
+# expect: the first batch is step
+"""Wrong: the steps are counted from 1 again, so the logged steps are not the run's."""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def make_model(features: int, classes: int) -> nn.Module:
+    return nn.Sequential(nn.Linear(features, 64), nn.ReLU(), nn.Linear(64, classes))
+
+
+def resume(path, loader, device, log_every: int):
+    checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    model = make_model(*checkpoint["shape"]).to(device)
+    model.load_state_dict(checkpoint["model"])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    model.train()
+    log = []
+    for step, (x, y) in enumerate(loader, start=1):
+        x, y = x.to(device), y.to(device)
+        loss = F.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % log_every == 0:
+            log.append((step, loss.item()))
+    return model, log
