@@ -100,6 +100,7 @@ def test_a_notebook_in_a_fresh_kernel(tmp_path):
 def test_the_book_links_each_chapter_to_its_notebook(tmp_path):
     """The {course-exercises} and {course-overview} directives, built by Sphinx in a small project."""
     from sphinx.application import Sphinx
+    from sphinx.util.docutils import docutils_namespace
 
     src = tmp_path / "src"
     (src / "book").mkdir(parents=True)
@@ -107,9 +108,12 @@ def test_the_book_links_each_chapter_to_its_notebook(tmp_path):
                                  "extensions = ['course_exercises']\n")
     (src / "index.rst").write_text("Intro\n=====\n\n.. course-overview::\n\n.. toctree::\n\n   book/device-mismatch\n")
     (src / "book" / "device-mismatch.rst").write_text("Mismatch\n========\n\n.. course-exercises::\n")
-    app = Sphinx(str(src), str(src), str(tmp_path / "out"), str(tmp_path / "doctrees"), "html", status=None,
-                 warningiserror=True, freshenv=True)
-    app.build()
+    # docutils keeps directives in a process-wide registry: without the namespace, the course's directives stay
+    # registered after this build and a later plain-docutils parse of a page (test_book_links) runs them.
+    with docutils_namespace():
+        app = Sphinx(str(src), str(src), str(tmp_path / "out"), str(tmp_path / "doctrees"), "html", status=None,
+                     warningiserror=True, freshenv=True)
+        app.build()
     page = (tmp_path / "out" / "book" / "device-mismatch.html").read_text()
     chapter = course.for_chapter("device-mismatch")
     url = notebooks.colab_url("device-mismatch")
