@@ -17,15 +17,19 @@ def make(submission, *shape_and_device):
 
 
 def test_noise_lands_on_the_requested_device(submission, device):
-    noise = make(submission, 4, 3, device)
-    expect_device(noise, device, "the tensor returned by make_noise_batch",
-                  "pass device= to the function that creates it.")
+    # Training code passes the model's device as a torch.device or as its name ("cuda:0"): both are devices.
+    for requested in (device, str(device)):
+        noise = make(submission, 4, 3, requested)
+        expect_device(noise, device, f"the tensor returned by make_noise_batch(4, 3, {requested!r})",
+                      "pass device= to the function that creates it.")
 
 
 def test_noise_has_the_right_shape_and_dtype(submission, device):
-    noise = make(submission, 5, 7, device)
-    if noise.shape != (5, 7) or noise.dtype != torch.float32:
-        fail(f"make_noise_batch(5, 7, ...) should be float32 of shape (5, 7), got {noise.dtype} {tuple(noise.shape)}.")
+    for shape in ((int(torch.randint(2, 9, ())), int(torch.randint(2, 9, ()))), (1, 1)):
+        noise = make(submission, *shape, device)
+        if noise.shape != shape or noise.dtype != torch.float32:
+            fail(f"make_noise_batch{shape[:2]} should be float32 of shape {shape}, got {noise.dtype} "
+                 f"{tuple(noise.shape)}.")
 
 
 def test_noise_is_fresh_standard_normal_noise(submission, device):
