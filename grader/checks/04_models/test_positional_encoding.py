@@ -43,12 +43,16 @@ def test_table_moves_with_the_model(submission, device):
 def test_forward_on_the_device(submission, device):
     max_len, dim, T = sizes()
     model = make(submission, device, max_len, dim)
-    x = torch.randn(3, T, dim)
-    with running("model(x)", submission, explain_device_error=f"AddPositions.table stayed on cpu: {FIX}"):
-        out = model(x.to(device))
-    expect_device(out, device, "model(x)", FIX)
-    expect_close(out, x + reference_table(max_len, dim)[:T],
-                 f"AddPositions({max_len}, {dim})(x) for a random x of shape {tuple(x.shape)}")
+    for length in (T, max_len):  # a sequence as long as the table is one the module takes too
+        x = torch.randn(int(torch.randint(1, 5, ())), length, dim)
+        with running("model(x)", submission, explain_device_error=f"AddPositions.table stayed on cpu: {FIX}"):
+            out = model(x.to(device))
+        expect_device(out, device, "model(x)", FIX)
+        if out.dtype != x.dtype:
+            fail(f"model(x) for float32 embeddings returned {out.dtype}: adding the table must keep the embeddings' "
+                 "dtype. Store the table in float32, as sinusoidal_table made it.")
+        expect_close(out, x + reference_table(max_len, dim)[:length],
+                     f"AddPositions({max_len}, {dim})(x) for a random x of shape {tuple(x.shape)}")
 
 
 def test_table_is_a_buffer_not_a_parameter(submission, device):

@@ -92,7 +92,10 @@ def test_loads_a_checkpoint_from_another_max_len(submission, device):
 def test_attends_to_the_past_only(submission, device):
     dim, max_len, _ = sizes()
     model = make(submission, dim, max_len, device)
-    x = torch.randn(3, random.randint(4, max_len), dim)
-    out = run(submission, model, x, device)
-    expect_device(out, device, "model(x)", "keep every tensor of forward on x's device.")
-    expect_close(out, reference(model, x), "model(x)")
+    for T in (1, random.randint(2, max_len - 1), max_len):  # every length the statement allows, T <= max_len
+        x = torch.randn(3, T, dim)
+        out = run(submission, model, x, device)
+        expect_device(out, device, "model(x)", "keep every tensor of forward on x's device.")
+        if out.dtype != x.dtype:
+            fail(f"model(x) for a float32 x returned {out.dtype}: keep the dtype of x.")
+        expect_close(out, reference(model, x), f"model(x) for x of shape {tuple(x.shape)}, max_len {max_len}")
