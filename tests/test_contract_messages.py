@@ -45,3 +45,37 @@ def test_a_wrong_optimizer_is_not_blamed_on_the_returned_loss():
     found = messages_on("stale_optimizer", "wrong_nesterov.py", "sim:0")
     assert not any("train_step returned" in m for m in found), found
     assert any("after 3 steps of SGD" in m for m in found), found
+
+
+def test_a_model_on_the_wrong_index_is_not_blamed_on_a_list_of_names():
+    # pick_device() pins index 0: the kind is right, so the message is about the index, not about comparing
+    # the accelerator with a list of names
+    found = messages_on("pick_device", "wrong_pinned_index_zero.py", "sim:1")
+    assert not any("list of names" in m for m in found), found
+    assert any("build_model() put the model's parameters on sim:0" in m and "the index is not" in m
+               for m in found), found
+
+
+def test_a_device_given_by_its_name_is_shown_as_such():
+    found = messages_on("noise_batch", "wrong_device_attribute.py", "sim:1")
+    assert any("make_noise_batch(4, 3, 'sim:1') raised AttributeError" in m for m in found), found
+
+
+def test_a_model_moved_to_the_cpu_and_back_is_named_as_the_cause():
+    # model.to("cpu") for the loop, model.to(device) after it: the batches were never moved, by design
+    found = messages_on("eval_loop", "wrong_model_to_cpu.py", "sim:1")
+    assert not any("returns a new tensor" in m for m in found), found
+    assert any("evaluate moved the model to cpu" in m for m in found), found
+
+
+def test_a_model_never_called_is_not_said_to_get_cpu_batches():
+    found = messages_on("eval_loop", "wrong_nan.py", "sim:0")
+    assert not any("still on cpu" in m for m in found), found
+    assert any("the model was called 0 times for" in m for m in found), found
+
+
+def test_one_packed_copy_is_not_told_that_two_copies_are_enough():
+    # images and targets packed into one float32 tensor: one copy, of the wrong dtype
+    found = messages_on("prepare_batch", "wrong_one_packed_copy.py", "sim:0")
+    assert not any("1 copies where two" in m for m in found), found
+    assert any("copy each tensor on its own, in its smaller dtype" in m for m in found), found

@@ -10,17 +10,23 @@ import torch
 from grader.expect import expect_device, expect_tensor, fail, running
 
 
-def make(submission, *shape_and_device):
-    with running(f"make_noise_batch{shape_and_device[:2]}", submission):
-        noise = submission.make_noise_batch(*shape_and_device)
-    return expect_tensor(noise, "the value returned by make_noise_batch")
+def spelled(device) -> str:
+    """The device argument as the learner would write it: torch.device('sim:1') or 'sim:1'."""
+    return repr(device) if isinstance(device, str) else f"torch.device({str(device)!r})"
+
+
+def make(submission, batch_size, features, device):
+    call = f"make_noise_batch({batch_size}, {features}, {spelled(device)})"
+    with running(call, submission):
+        noise = submission.make_noise_batch(batch_size, features, device)
+    return expect_tensor(noise, f"the value returned by {call}")
 
 
 def test_noise_lands_on_the_requested_device(submission, device):
     # Training code passes the model's device as a torch.device or as its name ("cuda:0"): both are devices.
     for requested in (device, str(device)):
         noise = make(submission, 4, 3, requested)
-        expect_device(noise, device, f"the tensor returned by make_noise_batch(4, 3, {requested!r})",
+        expect_device(noise, device, f"the tensor returned by make_noise_batch(4, 3, {spelled(requested)})",
                       "pass device= to the function that creates it.")
 
 

@@ -58,14 +58,15 @@ def setup(device):
     model.load_state_dict(cpu_model.state_dict())
     model.train()  # as a training loop leaves it: evaluate must switch it to evaluation
     model.to(device)
-    seen, modes = [], []
+    seen, modes, homes = [], [], []
 
     def record(module, args):
         seen.append(args[0].device if args and isinstance(args[0], torch.Tensor) else None)
         modes.append(module.training)
+        homes.append(next(module.parameters()).device)  # a model moved away and back is seen here
 
     model.register_forward_pre_hook(record)
-    return cpu_model, model, batches, seen, modes
+    return cpu_model, model, batches, seen, modes, homes
 
 
 def run(submission, model, batches, device):
@@ -75,7 +76,7 @@ def run(submission, model, batches, device):
 
 
 def test_accuracy_is_right(submission, device):
-    cpu_model, model, batches, _, modes = setup(device)
+    cpu_model, model, batches, _, modes, _ = setup(device)
     expected = reference_accuracy(cpu_model, list(batches))  # before the call, which may change the list
     result = run(submission, model, batches, device)
     if isinstance(result, torch.Tensor):
@@ -93,21 +94,24 @@ def test_accuracy_is_right(submission, device):
 
 
 def test_batches_reach_the_model_on_its_device(submission, device):
-    _, model, batches, seen, _ = setup(device)
+    _, model, batches, seen, _, homes = setup(device)
     originals = [(x, y, x.clone(), y.clone()) for x, y in batches]
     listed = list(batches)
     run(submission, model, batches, device)
     if len(batches) != len(listed) or any(b is not a for a, b in zip(listed, batches)):
         fail("evaluate changed the caller's list of batches: loop over it and move each batch into a variable of "
              "the loop (x = x.to(device)), leaving the caller's list and tensors as they were.")
-    wrong = sorted({str(d) for d in seen if d is None or canonical(d) != canonical(device)})
-    if len(seen) < len(batches) or wrong:
-        fail(f"the model (on {device}) was called {len(seen)} times for {len(batches)} batches, with inputs on "
-             f"{', '.join(wrong) or str(device)}: {EXPLAIN}")
-    moved = sorted({str(p.device) for p in model.parameters() if canonical(p.device) != canonical(device)})
-    if moved:
+    moved = sorted({str(d) for d in [*homes, *(p.device for p in model.parameters())]
+                    if canonical(d) != canonical(device)})
+    if moved:  # first: a model moved to the CPU also sees CPU inputs, and the cause is the move
         fail(f"evaluate moved the model to {', '.join(moved)}: the model stays on {device}; move the batches "
              "to it, not the other way round.")
+    if len(seen) < len(batches):
+        fail(f"the model was called {len(seen)} times for {len(batches)} batches: every batch goes through the "
+             "model once.")
+    wrong = sorted({str(d) for d in seen if d is None or canonical(d) != canonical(device)})
+    if wrong:
+        fail(f"the model (on {device}) was called with inputs on {', '.join(wrong)}: {EXPLAIN}")
     for x, y, x0, y0 in originals:
         if x.device.type != "cpu" or y.device.type != "cpu" or not torch.equal(x, x0) or not torch.equal(y, y0):
             fail("evaluate changed the caller's batches (their data or their device): x = x.to(device) makes a "
