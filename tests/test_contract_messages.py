@@ -79,3 +79,16 @@ def test_one_packed_copy_is_not_told_that_two_copies_are_enough():
     found = messages_on("prepare_batch", "wrong_one_packed_copy.py", "sim:0")
     assert not any("1 copies where two" in m for m in found), found
     assert any("copy each tensor on its own, in its smaller dtype" in m for m in found), found
+
+
+def test_labels_read_before_their_copy_arrived_are_named_as_such():
+    # .to("cpu", non_blocking=True) on the result: the simulated device runs behind the host, so the labels
+    # are read before they arrive; the message says so rather than "wrong classes"
+    found = messages_on("predict_labels", "wrong_nonblocking_result.py", "sim:0")
+    assert not any("keep the model and the argmax" in m for m in found), found
+    assert any("predict returned its labels before they had arrived" in m for m in found), found
+
+
+def test_a_model_moved_to_the_batch_and_back_is_named_as_the_cause():
+    found = messages_on("predict_labels", "wrong_model_round_trip.py", "sim:1")
+    assert any("predict moved the model from sim:1 to cpu" in m for m in found), found

@@ -38,14 +38,15 @@ def setup(device):
     model = make_model(features, classes)
     model.load_state_dict(cpu_model.state_dict())
     model.to(device)
-    seen, modes = [], []
+    seen, modes, homes = [], [], []
 
     def record(module, args):
         seen.append(args[0].device if args and isinstance(args[0], torch.Tensor) else None)
         modes.append(module.training)
+        homes.append(next(module.parameters()).device)  # a model moved away and back is seen here
 
     model.register_forward_pre_hook(record)
-    return model, images, expected, seen, modes
+    return model, images, expected, seen, modes, homes
 
 
 def run(submission, model, images, device):
@@ -55,7 +56,7 @@ def run(submission, model, images, device):
 
 
 def test_predictions_are_right_and_on_the_cpu(submission, device):
-    model, images, expected, _, modes = setup(device)
+    model, images, expected, _, modes, _ = setup(device)
     out = expect_tensor(run(submission, model, images, device), "the value returned by predict")
     if any(modes):
         fail("the model ran in training mode: its dropout and batch norm then give other predictions than in "
@@ -65,16 +66,25 @@ def test_predictions_are_right_and_on_the_cpu(submission, device):
     if out.dtype != torch.int64 or tuple(out.shape) != tuple(expected.shape):
         fail(f"predict should return int64 class indices of shape {tuple(expected.shape)}, got {out.dtype} "
              f"{tuple(out.shape)}.")
+    returned = out.clone()  # what a caller reading the result at once sees
+    if device.type != "cpu":
+        torch.accelerator.synchronize(device)
+    if not torch.equal(returned, expected) and torch.equal(out, expected):
+        fail(f"predict returned its labels before they had arrived: they were wrong when read at once ("
+             f"{int((returned != expected).sum())} of {len(expected)} rows) and right only after waiting for "
+             f"{device}. A copy to the CPU with non_blocking=True returns before the device has run it; copy "
+             "the labels you return without non_blocking (.cpu()), or wait for the copy before returning.")
     if not torch.equal(out, expected):
         fail(f"predict returned wrong classes for {int((out != expected).sum())} of {len(expected)} rows: "
              "keep the model and the argmax over the classes as they were.")
 
 
 def test_the_batch_goes_to_the_model(submission, device):
-    model, images, _, seen, _ = setup(device)
+    model, images, _, seen, _, homes = setup(device)
     run(submission, model, images, device)
-    moved = sorted({str(p.device) for p in model.parameters() if canonical(p.device) != canonical(device)})
-    if moved:
+    moved = sorted({str(d) for d in [*homes, *(p.device for p in model.parameters())]
+                    if canonical(d) != canonical(device)})
+    if moved:  # first: a model moved to the CPU (and back) also sees CPU inputs, and the cause is the move
         fail(f"predict moved the model from {device} to {', '.join(moved)}: leave the model where it is and "
              "move the batch to it.")
     wrong = sorted({str(d) for d in seen if d is None or canonical(d) != canonical(device)})
