@@ -92,3 +92,14 @@ def test_labels_read_before_their_copy_arrived_are_named_as_such():
 def test_a_model_moved_to_the_batch_and_back_is_named_as_the_cause():
     found = messages_on("predict_labels", "wrong_model_round_trip.py", "sim:1")
     assert any("predict moved the model from sim:1 to cpu" in m for m in found), found
+
+
+def test_a_table_on_the_current_accelerator_is_not_said_to_stay_on_the_cpu():
+    found = messages_on("positional_encoding", "wrong_table_on_default_accelerator.py", "sim:1")
+    assert not any("stayed on cpu" in m for m in found), found
+    assert any("AddPositions.table is on sim:0, not on sim:1" in m for m in found), found
+
+
+def test_a_mask_dropped_from_state_dict_by_hand_is_explained():
+    found = messages_on("saved_mask", "wrong_drop_from_state_dict.py", "sim:0")
+    assert any("It still expects every persistent buffer" in m for m in found), found

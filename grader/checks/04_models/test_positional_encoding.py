@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from grader.expect import expect_close, expect_device, fail, running
+from grader.expect import devices_in, expect_close, expect_device, fail, running
 
 FIX = "register it as a buffer (self.register_buffer) so that model.to() moves it."
 
@@ -17,6 +17,18 @@ def reference_table(max_len: int, dim: int) -> torch.Tensor:
     table[:, 0::2] = torch.sin(position * freq)
     table[:, 1::2] = torch.cos(position * freq)
     return table.float()
+
+
+def explain(device):
+    """Where the table was, from the devices the error names: left on the CPU by model.to(), or made on the
+    current accelerator, which is not the model's device when the model is on another card."""
+    def explanation(exc) -> str:
+        others = [d for d in devices_in(exc) if d != str(device)]
+        if "cpu" in others or not others:
+            return f"AddPositions.table stayed on cpu: {FIX}"
+        return (f"AddPositions.table is on {others[0]}, not on {device} where the model was moved: a tensor put on "
+                f"a device of its own is not moved by model.to(). {FIX[0].upper()}{FIX[1:]}")
+    return explanation
 
 
 def sizes():
@@ -45,7 +57,7 @@ def test_forward_on_the_device(submission, device):
     model = make(submission, device, max_len, dim)
     for length in (T, max_len):  # a sequence as long as the table is one the module takes too
         x = torch.randn(int(torch.randint(1, 5, ())), length, dim)
-        with running("model(x)", submission, explain_device_error=f"AddPositions.table stayed on cpu: {FIX}"):
+        with running("model(x)", submission, explain_device_error=explain(device)):
             out = model(x.to(device))
         expect_device(out, device, "model(x)", FIX)
         if out.dtype != x.dtype:
