@@ -46,6 +46,7 @@ def describe(copies) -> str:
 
 def test_mask_is_right_and_on_the_device(submission, device):
     n = size()
+    mask(submission, n, "cpu")  # the same size on another device first: a cache must tell devices apart
     out = mask(submission, n, device)
     expect_device(out, device, f"causal_mask({n}, {str(device)!r})", "create it on the requested device.")
     if out.dtype != torch.bool or tuple(out.shape) != (n, n):

@@ -46,6 +46,9 @@ def test_runs_on_the_device_of_its_inputs(submission, device):
 def test_ignores_the_padding(submission, device):
     x, lengths, xd, ld = inputs(device)
     expect_close(call(submission, device, xd, ld), reference(x, lengths), "masked_mean(x, lengths)")
+    if not torch.equal(xd.cpu(), x) or not torch.equal(ld.cpu(), lengths):
+        fail("masked_mean changed the caller's x or lengths (an in-place operation such as masked_fill_ or "
+             "x[mask] = 0): the caller still uses them. Make a new tensor instead (x * mask, x.masked_fill).")
 
 
 # Every float dtype the statement allows ("float tensor"), each with what rounding it leaves: a helper made in a

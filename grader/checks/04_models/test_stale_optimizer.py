@@ -14,7 +14,8 @@ FIX = ("build the optimizer after the model is on the device (model.to(device) k
 
 
 def build(submission, device):
-    f, c, lr = random.randint(4, 9), random.randint(3, 6), random.choice([0.05, 0.1, 0.2])
+    # never the default 0.1, so that a build which ignores its lr fails on every draw
+    f, c, lr = random.randint(4, 9), random.randint(3, 6), random.choice([0.03, 0.05, 0.2, 0.3])
     with running(f"build({f}, {c}, {str(device)!r}, lr={lr})", submission):
         model, optimizer = submission.build(f, c, device, lr=lr)
     return model, optimizer, f, c, lr
