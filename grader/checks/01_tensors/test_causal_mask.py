@@ -65,6 +65,8 @@ LEADING = ((), (3,), (2, 3))
 def test_attention_is_right_and_stays_on_the_device(submission, device):
     T = size()
     for lead, (dtype, tol) in zip(LEADING * 2, DTYPES.items()):
+        if dtype == torch.float64 and device.type == "mps":
+            continue  # MPS has no float64
         scores = torch.randn(*lead, T, T).to(dtype)
         what = f"masked_attention(scores) for {str(dtype).removeprefix('torch.')} scores of shape {tuple(scores.shape)}"
         out = attention(submission, scores.to(device), device)

@@ -58,6 +58,8 @@ DTYPES = {torch.float32: 1e-5, torch.float64: 1e-9, torch.float16: 1e-2, torch.b
 
 def test_keeps_the_inputs_dtype(submission, device):
     for dtype, tol in DTYPES.items():
+        if dtype == torch.float64 and device.type == "mps":
+            continue  # MPS has no float64
         x, lengths, xd, ld = inputs(device, dtype)
         what = f"masked_mean of a {str(dtype).removeprefix('torch.')} batch"
         out = expect_tensor(call(submission, device, xd, ld, what), what)
