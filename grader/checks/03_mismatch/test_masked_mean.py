@@ -2,14 +2,15 @@
 
 import torch
 
-from grader.expect import devices_in, expect_close, expect_device, expect_tensor, fail, no_round_trips, running
+from grader.expect import (canonical, devices_in, expect_close, expect_device, expect_tensor, fail, no_round_trips,
+                           running)
 
 
 def explain(device):
     """What the device error says about the helper tensor, from the devices it names: a mask made without
     device= is on the CPU; one made with the device's kind alone (x.device.type) is on the current device."""
     def explanation(exc) -> str:
-        others = [d for d in devices_in(exc) if d != str(device)]
+        others = [d for d in devices_in(exc) if canonical(d) != canonical(device)]
         if "cpu" in others or not others:
             return f"the mask is created on cpu while the input is on {device}: create helper tensors from x.device."
         return (f"a helper tensor is on {others[0]} while the input is on {device}: a device given by its kind "

@@ -8,14 +8,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.expect import devices_in, expect_close, expect_device, fail, no_round_trips, running
+from grader.expect import canonical, devices_in, expect_close, expect_device, fail, no_round_trips, running
 
 
 def explain(device):
     """Where the class weights were, from the devices the error names: left on the CPU, or moved to the
     current accelerator (or a bare kind), which is not the model's device when the model is on another card."""
     def explanation(exc) -> str:
-        others = [d for d in devices_in(exc) if d != str(device)]
+        others = [d for d in devices_in(exc) if canonical(d) != canonical(device)]
         if "cpu" in others or not others:
             return (f"the loss's class weights are on cpu while the model and the batches are on {device}: "
                     "move the loss to the model's device (criterion.to(device)), as you would a model.")

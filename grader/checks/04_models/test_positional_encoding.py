@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from grader.expect import devices_in, expect_close, expect_device, fail, running
+from grader.expect import canonical, devices_in, expect_close, expect_device, fail, running
 
 FIX = "register it as a buffer (self.register_buffer) so that model.to() moves it."
 
@@ -23,7 +23,7 @@ def explain(device):
     """Where the table was, from the devices the error names: left on the CPU by model.to(), or made on the
     current accelerator, which is not the model's device when the model is on another card."""
     def explanation(exc) -> str:
-        others = [d for d in devices_in(exc) if d != str(device)]
+        others = [d for d in devices_in(exc) if canonical(d) != canonical(device)]
         if "cpu" in others or not others:
             return f"AddPositions.table stayed on cpu: {FIX}"
         return (f"AddPositions.table is on {others[0]}, not on {device} where the model was moved: a tensor put on "
