@@ -1,7 +1,9 @@
 """Grader for causal_mask: the mask is right, lands on the requested device, and is made there rather than
 made on the CPU and copied on every call (host-to-device copies counted with grader.instruments.measure,
 alike on every leg; on the CPU there is nothing to copy). A mask built once per size and device and then
-reused (a cache) is accepted: only a call after a first one with the same arguments is counted."""
+reused (a cache) is accepted: only a call after a first one with the same arguments is counted, and the same
+size is asked on the CPU first, so a cache must tell devices apart. masked_attention keeps the scores' dtype
+(float32, float64, float16, bfloat16) and takes any number of leading dimensions, none included."""
 
 import torch
 

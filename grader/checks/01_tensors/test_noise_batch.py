@@ -1,4 +1,5 @@
-"""Grader for noise_batch: the noise must be on the requested device, right in shape, dtype and distribution.
+"""Grader for noise_batch: the noise must be on the requested device (given as a torch.device or by its name, as
+the statement's "cuda:0"), right in shape, dtype and distribution.
 
 What the exercise asks is where its result lives, so noise made on the CPU and moved with .to(device) passes
 (tests/submissions/noise_batch/right_made_then_moved.py): copies are not counted here. causal_mask, whose

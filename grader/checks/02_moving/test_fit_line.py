@@ -1,5 +1,6 @@
 """Grader for fit_line: the weights are leaves on the device that require grad and receive a gradient, and fit()
-finds the line. Data are drawn fresh each run; the reference solution is least squares, computed on the CPU."""
+finds the line. Data are drawn fresh each run; the reference solution is least squares, computed on the CPU, and
+a few steps of plain gradient descent with the steps and lr given (the method the statement names)."""
 
 import torch
 

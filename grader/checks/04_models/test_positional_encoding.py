@@ -1,4 +1,5 @@
-"""Grader for positional_encoding: a constant table must be a buffer, so that model.to() moves it."""
+"""Grader for positional_encoding: a constant table must be a buffer, so that model.to() moves it; the result
+keeps the embeddings' dtype, for sequences up to the table's length."""
 
 import math
 

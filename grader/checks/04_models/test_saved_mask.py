@@ -1,5 +1,6 @@
 """Grader for saved_mask: a mask that __init__ rebuilds must be a non-persistent buffer: out of state_dict(),
-so checkpoints load across max_len, and still moved by model.to(device)."""
+so checkpoints load across max_len, and still moved by model.to(device). The layer attends to the past only for
+every length the statement allows, 1 to max_len, and keeps the dtype of x."""
 
 import math
 import random

@@ -1,5 +1,6 @@
 """Grader for stale_optimizer: the optimizer must hold the very parameters the model uses (checked by
-identity), on the device, and a few training steps must match SGD with momentum computed here on the CPU."""
+identity), on the device, and a few training steps must match SGD with momentum computed here on the CPU, with
+the lr given to build (never the default); train_step returns the loss of its batch."""
 
 import copy
 import random
