@@ -6,6 +6,7 @@ any failure becomes a `GradeFailure` whose message names the bug and the fix, no
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from contextlib import contextmanager, nullcontext
 
 import pytest
@@ -45,6 +46,15 @@ def is_device_error(exc: BaseException) -> bool:
     return isinstance(exc, (RuntimeError, TypeError)) and _DEVICE_MIX.search(str(exc)) is not None
 
 
+_DEVICE_NAME = re.compile(r"\b(cpu|meta|[a-z]+:\d+)\b")
+
+
+def devices_in(exc: BaseException) -> list[str]:
+    """The devices a device error names ('cpu', 'cuda:0', 'sim:1'), in the order it names them, so that an
+    explanation says where the tensor really was rather than where it usually is."""
+    return list(dict.fromkeys(_DEVICE_NAME.findall(exception_text(exc))))
+
+
 def is_out_of_memory(exc: BaseException) -> bool:
     return isinstance(exc, torch.OutOfMemoryError) or "can't allocate memory" in str(exc)
 
@@ -61,9 +71,11 @@ def simulator_limit(exc: BaseException) -> str | None:
 
 
 @contextmanager
-def running(what: str, submission: Submission, explain_device_error: str | None = None):
+def running(what: str, submission: Submission,
+            explain_device_error: str | Callable[[BaseException], str] | None = None):
     """Run learner code. An exception it raises becomes a GradeFailure naming the call, the learner's line,
-    and, for device errors, the explanation given. Afterwards, what the checks rely on must be untouched."""
+    and, for device errors, the explanation given (or made from the exception by a function, when what to say
+    depends on the devices the error names). Afterwards, what the checks rely on must be untouched."""
     try:
         yield
     except (GradeFailure, SubmissionError):
@@ -81,7 +93,8 @@ def running(what: str, submission: Submission, explain_device_error: str | None 
                      "report it")
         message = f"{what} raised {describe_exception(exc, submission.filename)}"
         if explain_device_error and is_device_error(exc):
-            message += f"\n{explain_device_error}"
+            explanation = explain_device_error(exc) if callable(explain_device_error) else explain_device_error
+            message += f"\n{explanation}"
         if "device-side assert triggered" in str(exc):
             message += ("\nA device-side assert: a kernel on the device found a value out of range (a class label "
                         "not below the number of classes, an index past the end of an embedding or a tensor, a "

@@ -429,6 +429,26 @@ def test_running_turns_exceptions_into_messages(learner):
                 raise exc
 
 
+def test_running_explains_a_device_error_with_a_function_of_it(learner):
+    # an explanation that depends on where the stray tensor was is made from the exception itself
+    with pytest.raises(GradeFailure, match=r"(?s)bad\(x\) raised RuntimeError: .*\nmade from RuntimeError$"):
+        with expect.running("bad(x)", learner, explain_device_error=lambda exc: f"made from {type(exc).__name__}"):
+            learner.bad(torch.ones(1))
+    with pytest.raises(GradeFailure) as info:  # not a device error: no explanation, the function is not called
+        with expect.running("boom()", learner, explain_device_error=lambda exc: 1 / 0):
+            learner.boom()
+    assert "\n" not in str(info.value)
+
+
+def test_devices_in_names_the_devices_of_a_device_error():
+    found = RuntimeError("Expected all tensors to be on the same device, but found at least two devices, sim:0 and "
+                         "sim:1!")
+    assert expect.devices_in(found) == ["sim:0", "sim:1"]
+    weight = RuntimeError("Expected all tensors to be on the same device, but got weight is on cpu, different from "
+                          "other tensors on cuda:1 (when checking argument in method wrapper_CUDA_nll_loss_forward)")
+    assert expect.devices_in(weight) == ["cpu", "cuda:1"]
+
+
 def test_running_verifies_integrity_afterwards(learner, monkeypatch):
     with expect.running("fine()", learner):
         pass

@@ -1,7 +1,9 @@
 """Grader for causal_mask: the mask is right, lands on the requested device, and is made there rather than
 made on the CPU and copied on every call (host-to-device copies counted with grader.instruments.measure,
 alike on every leg; on the CPU there is nothing to copy). A mask built once per size and device and then
-reused (a cache) is accepted: only a call after a first one with the same arguments is counted."""
+reused (a cache) is accepted: only a call after a first one with the same arguments is counted, and the same
+size is asked on the CPU first, so a cache must tell devices apart. masked_attention keeps the scores' dtype
+(float32, float64, float16, bfloat16) and takes any number of leading dimensions, none included."""
 
 import torch
 
@@ -22,7 +24,7 @@ def reference_mask(size: int) -> torch.Tensor:
 
 def reference_attention(scores: torch.Tensor) -> torch.Tensor:
     T = scores.shape[-1]
-    return scores.double().masked_fill(reference_mask(T), float("-inf")).softmax(dim=-1).to(scores.dtype)
+    return scores.double().masked_fill(reference_mask(T), float("-inf")).softmax(dim=-1)
 
 
 def size() -> int:
@@ -46,6 +48,7 @@ def describe(copies) -> str:
 
 def test_mask_is_right_and_on_the_device(submission, device):
     n = size()
+    mask(submission, n, "cpu")  # the same size on another device first: a cache must tell devices apart
     out = mask(submission, n, device)
     expect_device(out, device, f"causal_mask({n}, {str(device)!r})", "create it on the requested device.")
     if out.dtype != torch.bool or tuple(out.shape) != (n, n):
@@ -55,12 +58,25 @@ def test_mask_is_right_and_on_the_device(submission, device):
         fail(f"causal_mask({n}, ...) has the wrong values: True exactly above the diagonal (key after query).")
 
 
+# Scores of every float dtype keep it (a -inf bias made in float32 would turn half-precision scores into float32),
+# each with the rounding it leaves; and any number of leading dimensions, "(..., T, T)", none included.
+DTYPES = {torch.float32: 1e-5, torch.float64: 1e-9, torch.float16: 2e-3, torch.bfloat16: 2e-2}
+LEADING = ((), (3,), (2, 3))
+
+
 def test_attention_is_right_and_stays_on_the_device(submission, device):
     T = size()
-    scores = torch.randn(2, 3, T, T)
-    out = attention(submission, scores.to(device), device)
-    expect_device(out, device, "masked_attention's result", "keep the work on the device of the scores.")
-    expect_close(out, reference_attention(scores), "masked_attention(scores)")
+    for lead, (dtype, tol) in zip(LEADING * 2, DTYPES.items()):
+        if dtype == torch.float64 and device.type == "mps":
+            continue  # MPS has no float64
+        scores = torch.randn(*lead, T, T).to(dtype)
+        what = f"masked_attention(scores) for {str(dtype).removeprefix('torch.')} scores of shape {tuple(scores.shape)}"
+        out = attention(submission, scores.to(device), device)
+        expect_device(out, device, "masked_attention's result", "keep the work on the device of the scores.")
+        if out.dtype != dtype:
+            fail(f"{what} returned {out.dtype}: the result keeps the dtype of the scores; make any helper "
+                 "(a mask, a bias) in scores.dtype or use masked_fill, which keeps it.")
+        expect_close(out, reference_attention(scores), what, atol=tol, rtol=tol)
 
 
 def test_mask_is_made_on_the_device_not_copied(submission, device):

@@ -1,4 +1,5 @@
-"""Grader for noise_batch: the noise must be on the requested device, right in shape, dtype and distribution.
+"""Grader for noise_batch: the noise must be on the requested device (given as a torch.device or by its name, as
+the statement's "cuda:0"), right in shape, dtype and distribution.
 
 What the exercise asks is where its result lives, so noise made on the CPU and moved with .to(device) passes
 (tests/submissions/noise_batch/right_made_then_moved.py): copies are not counted here. causal_mask, whose
@@ -10,22 +11,32 @@ import torch
 from grader.expect import expect_device, expect_tensor, fail, running
 
 
-def make(submission, *shape_and_device):
-    with running(f"make_noise_batch{shape_and_device[:2]}", submission):
-        noise = submission.make_noise_batch(*shape_and_device)
-    return expect_tensor(noise, "the value returned by make_noise_batch")
+def spelled(device) -> str:
+    """The device argument as the learner would write it: torch.device('sim:1') or 'sim:1'."""
+    return repr(device) if isinstance(device, str) else f"torch.device({str(device)!r})"
+
+
+def make(submission, batch_size, features, device):
+    call = f"make_noise_batch({batch_size}, {features}, {spelled(device)})"
+    with running(call, submission):
+        noise = submission.make_noise_batch(batch_size, features, device)
+    return expect_tensor(noise, f"the value returned by {call}")
 
 
 def test_noise_lands_on_the_requested_device(submission, device):
-    noise = make(submission, 4, 3, device)
-    expect_device(noise, device, "the tensor returned by make_noise_batch",
-                  "pass device= to the function that creates it.")
+    # Training code passes the model's device as a torch.device or as its name ("cuda:0"): both are devices.
+    for requested in (device, str(device)):
+        noise = make(submission, 4, 3, requested)
+        expect_device(noise, device, f"the tensor returned by make_noise_batch(4, 3, {spelled(requested)})",
+                      "pass device= to the function that creates it.")
 
 
 def test_noise_has_the_right_shape_and_dtype(submission, device):
-    noise = make(submission, 5, 7, device)
-    if noise.shape != (5, 7) or noise.dtype != torch.float32:
-        fail(f"make_noise_batch(5, 7, ...) should be float32 of shape (5, 7), got {noise.dtype} {tuple(noise.shape)}.")
+    for shape in ((int(torch.randint(2, 9, ())), int(torch.randint(2, 9, ()))), (1, 1)):
+        noise = make(submission, *shape, device)
+        if noise.shape != shape or noise.dtype != torch.float32:
+            fail(f"make_noise_batch{shape[:2]} should be float32 of shape {shape}, got {noise.dtype} "
+                 f"{tuple(noise.shape)}.")
 
 
 def test_noise_is_fresh_standard_normal_noise(submission, device):

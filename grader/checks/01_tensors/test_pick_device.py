@@ -65,6 +65,11 @@ def test_build_model_puts_the_model_there(submission, device):
         if not params:
             fail(f"build_model({in_features}, {classes}) should return an nn.Module with parameters.")
         places = sorted({str(canonical(p.device)) for p in params})
+        if places != [str(expected)] and {canonical(p.device).type for p in params} == {expected.type}:
+            fail(f"build_model() put the model's parameters on {', '.join(places)}, while the current "
+                 f"{expected.type} device is {expected}: the kind is right, the index is not. Return the "
+                 "accelerator without pinning an index (tensors made with it go to the current device), or use "
+                 "torch.accelerator.current_device_index().")
         if places != [str(expected)]:
             fail(f"build_model() put the model's parameters on {', '.join(places)}, but {describe(expected)}: "
                  f"the model goes where pick_device() says; {FIX}")

@@ -1,5 +1,6 @@
 """Grader for fit_line: the weights are leaves on the device that require grad and receive a gradient, and fit()
-finds the line. Data are drawn fresh each run; the reference solution is least squares, computed on the CPU."""
+finds the line. Data are drawn fresh each run; the reference solution is least squares, computed on the CPU, and
+a few steps of plain gradient descent with the steps and lr given (the method the statement names)."""
 
 import torch
 
@@ -81,3 +82,27 @@ def test_fit_finds_the_line(submission, device):
     solution = torch.linalg.lstsq(design, y.double()[:, None]).solution[:, 0].float()
     expect_close(w, solution[:n], "w returned by fit (compared with least squares)", atol=2e-2, rtol=2e-2)
     expect_close(b, solution[n:], "b returned by fit (compared with least squares)", atol=2e-2, rtol=2e-2)
+
+
+def test_fit_takes_steps_of_plain_gradient_descent(submission, device):
+    # The statement names the method (plain gradient descent, torch.optim.SGD) and its arguments: after a few
+    # steps the weights are where those steps lead, which momentum, another optimizer, or a fixed number of
+    # steps or learning rate would miss even when they end near the line.
+    n, x, y = problem(device)
+    steps, lr = int(torch.randint(2, 6, ())), float(torch.empty(()).uniform_(0.02, 0.2))
+    with running(f"fit(x, y, steps={steps}, lr={lr:.3f}) with x of shape {tuple(x.shape)} on {device}", submission):
+        w, b = submission.fit(x.to(device), y.to(device), steps=steps, lr=lr)
+    for t, name, shape in ((w, "w", (n,)), (b, "b", (1,))):
+        t = expect_tensor(t, f"{name} returned by fit")
+        expect_device(t, device, f"{name} returned by fit", "train on the device of x.")
+        if tuple(t.shape) != shape or t.dtype != torch.float32:
+            fail(f"{name} returned by fit should be float32 of shape {shape}, got {t.dtype} {tuple(t.shape)}.")
+    ref_w, ref_b = torch.zeros(n, dtype=torch.float64), torch.zeros(1, dtype=torch.float64)
+    xd, yd = x.double(), y.double()
+    for _ in range(steps):
+        residual = xd @ ref_w + ref_b - yd
+        ref_w = ref_w - lr * 2 * xd.T @ residual / len(yd)
+        ref_b = ref_b - lr * 2 * residual.mean(dim=0, keepdim=True)
+    for t, ref, name in ((w, ref_w, "w"), (b, ref_b, "b")):
+        expect_close(t, ref, f"{name} returned by fit(x, y, steps={steps}, lr={lr:.3f}), compared with {steps} "
+                     "steps of plain gradient descent from zero", atol=1e-4, rtol=1e-3)

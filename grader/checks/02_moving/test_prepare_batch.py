@@ -64,6 +64,12 @@ def test_each_tensor_crosses_once_in_its_smaller_dtype(submission, device):
         problems.append(f"the targets crossed as float64 ({n_tgt * 8} bytes): convert them to float32 before or "
                         f"during the copy, .to(device, torch.float32) ({n_tgt * 4} bytes)")
     if problems or total > best or len(sizes) > 2:
-        detail = "; ".join(problems) or f"{len(sizes)} copies where two (one per tensor) are enough"
+        if problems:
+            detail = "; ".join(problems)
+        elif len(sizes) > 2:
+            detail = f"{len(sizes)} copies where two (one per tensor) are enough"
+        else:  # e.g. both packed into one float32 tensor: neither crossed as itself
+            detail = (f"what crossed was not the uint8 images ({n_img} bytes) and the float32 targets "
+                      f"({n_tgt * 4} bytes): copy each tensor on its own, in its smaller dtype")
         fail(f"prepare_batch copied {total} bytes to {device} in {len(sizes)} host-to-device "
              f"cop{'y' if len(sizes) == 1 else 'ies'}, where {best} are enough: {detail}. ({FIX}.)")

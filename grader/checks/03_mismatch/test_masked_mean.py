@@ -2,9 +2,21 @@
 
 import torch
 
-from grader.expect import expect_close, expect_device, fail, no_round_trips, running
+from grader.expect import (canonical, devices_in, expect_close, expect_device, expect_tensor, fail, no_round_trips,
+                           running)
 
-EXPLAIN = "the mask is created on cpu while the input is on {device}: create helper tensors from x.device."
+
+def explain(device):
+    """What the device error says about the helper tensor, from the devices it names: a mask made without
+    device= is on the CPU; one made with the device's kind alone (x.device.type) is on the current device."""
+    def explanation(exc) -> str:
+        others = [d for d in devices_in(exc) if canonical(d) != canonical(device)]
+        if "cpu" in others or not others:
+            return f"the mask is created on cpu while the input is on {device}: create helper tensors from x.device."
+        return (f"a helper tensor is on {others[0]} while the input is on {device}: a device given by its kind "
+                "alone (x.device.type, 'cuda') means the current device, not x's. Create helper tensors with "
+                "device=x.device, which keeps the index.")
+    return explanation
 
 
 def reference(x, lengths):
@@ -22,7 +34,7 @@ def inputs(device, dtype=torch.float32):
 
 
 def call(submission, device, xd, ld, what="masked_mean(x, lengths)"):
-    with running(what, submission, explain_device_error=EXPLAIN.format(device=device)):
+    with running(what, submission, explain_device_error=explain(device)):
         return submission.masked_mean(xd, ld)
 
 
@@ -35,14 +47,27 @@ def test_runs_on_the_device_of_its_inputs(submission, device):
 def test_ignores_the_padding(submission, device):
     x, lengths, xd, ld = inputs(device)
     expect_close(call(submission, device, xd, ld), reference(x, lengths), "masked_mean(x, lengths)")
+    if not torch.equal(xd.cpu(), x) or not torch.equal(ld.cpu(), lengths):
+        fail("masked_mean changed the caller's x or lengths (an in-place operation such as masked_fill_ or "
+             "x[mask] = 0): the caller still uses them. Make a new tensor instead (x * mask, x.masked_fill).")
+
+
+# Every float dtype the statement allows ("float tensor"), each with what rounding it leaves: a helper made in a
+# fixed dtype (.float(), .double()) changes the result's dtype for some of them, whichever x the grader tried first.
+DTYPES = {torch.float32: 1e-5, torch.float64: 1e-9, torch.float16: 1e-2, torch.bfloat16: 5e-2}
 
 
 def test_keeps_the_inputs_dtype(submission, device):
-    x, lengths, xd, ld = inputs(device, torch.float64)
-    out = call(submission, device, xd, ld, "masked_mean of a float64 batch")
-    if out.dtype != torch.float64:
-        fail(f"masked_mean of a float64 batch returned {out.dtype}: take helper dtypes from x.dtype too.")
-    expect_close(out, reference(x, lengths), "masked_mean of a float64 batch")
+    for dtype, tol in DTYPES.items():
+        if dtype == torch.float64 and device.type == "mps":
+            continue  # MPS has no float64
+        x, lengths, xd, ld = inputs(device, dtype)
+        what = f"masked_mean of a {str(dtype).removeprefix('torch.')} batch"
+        out = expect_tensor(call(submission, device, xd, ld, what), what)
+        if out.dtype != dtype:
+            fail(f"{what} returned {out.dtype}: the mean keeps the dtype of x. Make the mask and the lengths in "
+                 "x.dtype (.to(x.dtype)), not in a fixed float32 or float64.")
+        expect_close(out, reference(x.double(), lengths).to(dtype), what, atol=tol, rtol=tol)
 
 
 def test_does_not_move_data_back_and_forth(submission, device):

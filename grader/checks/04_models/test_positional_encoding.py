@@ -1,10 +1,11 @@
-"""Grader for positional_encoding: a constant table must be a buffer, so that model.to() moves it."""
+"""Grader for positional_encoding: a constant table must be a buffer, so that model.to() moves it; the result
+keeps the embeddings' dtype, for sequences up to the table's length."""
 
 import math
 
 import torch
 
-from grader.expect import expect_close, expect_device, fail, running
+from grader.expect import canonical, devices_in, expect_close, expect_device, fail, running
 
 FIX = "register it as a buffer (self.register_buffer) so that model.to() moves it."
 
@@ -17,6 +18,18 @@ def reference_table(max_len: int, dim: int) -> torch.Tensor:
     table[:, 0::2] = torch.sin(position * freq)
     table[:, 1::2] = torch.cos(position * freq)
     return table.float()
+
+
+def explain(device):
+    """Where the table was, from the devices the error names: left on the CPU by model.to(), or made on the
+    current accelerator, which is not the model's device when the model is on another card."""
+    def explanation(exc) -> str:
+        others = [d for d in devices_in(exc) if canonical(d) != canonical(device)]
+        if "cpu" in others or not others:
+            return f"AddPositions.table stayed on cpu: {FIX}"
+        return (f"AddPositions.table is on {others[0]}, not on {device} where the model was moved: a tensor put on "
+                f"a device of its own is not moved by model.to(). {FIX[0].upper()}{FIX[1:]}")
+    return explanation
 
 
 def sizes():
@@ -43,12 +56,16 @@ def test_table_moves_with_the_model(submission, device):
 def test_forward_on_the_device(submission, device):
     max_len, dim, T = sizes()
     model = make(submission, device, max_len, dim)
-    x = torch.randn(3, T, dim)
-    with running("model(x)", submission, explain_device_error=f"AddPositions.table stayed on cpu: {FIX}"):
-        out = model(x.to(device))
-    expect_device(out, device, "model(x)", FIX)
-    expect_close(out, x + reference_table(max_len, dim)[:T],
-                 f"AddPositions({max_len}, {dim})(x) for a random x of shape {tuple(x.shape)}")
+    for length in (T, max_len):  # a sequence as long as the table is one the module takes too
+        x = torch.randn(int(torch.randint(1, 5, ())), length, dim)
+        with running("model(x)", submission, explain_device_error=explain(device)):
+            out = model(x.to(device))
+        expect_device(out, device, "model(x)", FIX)
+        if out.dtype != x.dtype:
+            fail(f"model(x) for float32 embeddings returned {out.dtype}: adding the table must keep the embeddings' "
+                 "dtype. Store the table in float32, as sinusoidal_table made it.")
+        expect_close(out, x + reference_table(max_len, dim)[:length],
+                     f"AddPositions({max_len}, {dim})(x) for a random x of shape {tuple(x.shape)}")
 
 
 def test_table_is_a_buffer_not_a_parameter(submission, device):

@@ -1,5 +1,6 @@
 """Grader for saved_mask: a mask that __init__ rebuilds must be a non-persistent buffer: out of state_dict(),
-so checkpoints load across max_len, and still moved by model.to(device)."""
+so checkpoints load across max_len, and still moved by model.to(device). The layer attends to the past only for
+every length the statement allows, 1 to max_len, and keeps the dtype of x."""
 
 import math
 import random
@@ -76,6 +77,11 @@ def test_loads_a_checkpoint_from_another_max_len(submission, device):
             try:
                 target.load_state_dict(checkpoint)
             except RuntimeError as exc:
+                if "Missing key" in str(exc) and '"mask"' in str(exc):
+                    fail(f"a checkpoint of CausalAttention({dim}, {src}) does not load into CausalAttention({dim}, "
+                         f"{dst}): load_state_dict asks for the mask, which the checkpoint lacks. It still expects "
+                         "every persistent buffer, whatever state_dict() left out; to keep the mask out of both, "
+                         f"{FIX}.")
                 if "size mismatch" in str(exc):
                     fail(f"a checkpoint of CausalAttention({dim}, {src}) does not load into CausalAttention({dim}, "
                          f"{dst}): {str(exc).strip().splitlines()[-1].strip()} The mask is in the checkpoint; to "
@@ -92,7 +98,10 @@ def test_loads_a_checkpoint_from_another_max_len(submission, device):
 def test_attends_to_the_past_only(submission, device):
     dim, max_len, _ = sizes()
     model = make(submission, dim, max_len, device)
-    x = torch.randn(3, random.randint(4, max_len), dim)
-    out = run(submission, model, x, device)
-    expect_device(out, device, "model(x)", "keep every tensor of forward on x's device.")
-    expect_close(out, reference(model, x), "model(x)")
+    for T in (1, random.randint(2, max_len - 1), max_len):  # every length the statement allows, T <= max_len
+        x = torch.randn(3, T, dim)
+        out = run(submission, model, x, device)
+        expect_device(out, device, "model(x)", "keep every tensor of forward on x's device.")
+        if out.dtype != x.dtype:
+            fail(f"model(x) for a float32 x returned {out.dtype}: keep the dtype of x.")
+        expect_close(out, reference(model, x), f"model(x) for x of shape {tuple(x.shape)}, max_len {max_len}")

@@ -1,4 +1,4 @@
-# expect: with inputs on cpu
+# expect: evaluate moved the model to cpu
 import torch
 from torch import nn
 

@@ -1,4 +1,4 @@
-# expect: raised
+# expect: means the current device, not x's
 """Makes the positions on the accelerator kind of x (x.device.type), which drops the index of a second GPU."""
 import torch
 

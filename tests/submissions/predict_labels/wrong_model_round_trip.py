@@ -1,4 +1,4 @@
-# expect: was given its input on
+# expect: predict moved the model from
 """Brings the model to the CPU batch for the forward pass and puts it back afterwards."""
 import torch
 from torch import nn

@@ -1,4 +1,4 @@
-# expect: wrong classes
+# expect: returned its labels before they had arrived
 # on cuda: passes (it reads a non-blocking copy before it is known to have arrived: on a GPU the copy is usually
 # done in time, on the simulator never; the race is real, and the fix is the same)
 """Moves the batch correctly but returns the labels with a non_blocking copy that may not have landed."""

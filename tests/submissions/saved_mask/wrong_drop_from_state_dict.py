@@ -1,4 +1,4 @@
-# expect: Missing key
+# expect: It still expects every persistent buffer
 """Removes the mask from state_dict() by hand; load_state_dict still expects it, as it is persistent."""
 
 import math

@@ -1,4 +1,4 @@
-# expect: move the loss to the model's device
+# expect: is not the model's device when the model is on another card
 """Moves the criterion to the current accelerator instead of the model's device."""
 import torch
 from torch import nn
