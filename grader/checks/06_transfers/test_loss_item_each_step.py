@@ -148,9 +148,9 @@ def test_running_total_keeps_no_graph(submission, device):
         if chained > 1:
             where = f" ({line})" if line else ""
             fail(f"the value train_epoch reads{where} still carries the autograd graphs of {chained} of the "
-                 f"{len(batches)} training steps: the total was built from the losses themselves (not loss.detach()), so every "
-                 "step's graph is chained onto it and kept in memory until the epoch ends. Add loss.detach() "
-                 "(total += loss.detach() * len(y)): the log needs the value, not its gradient.")
+                 f"{len(batches)} training steps: the total was built from the losses themselves (not "
+                 "loss.detach()), so every step's graph is chained onto it and kept in memory until the epoch ends. "
+                 "Add loss.detach() (total += loss.detach() * len(y)): the log needs the value, not its gradient.")
 
 
 def test_reads_the_device_once_per_epoch(submission, device):
