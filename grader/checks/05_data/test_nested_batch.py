@@ -75,28 +75,46 @@ def deep_batch(depth):
     return {"top": random_tensor(), "nested": batch}
 
 
-def expect_moved(moved, device, path, depth):
+def current_index() -> int | None:
+    try:
+        return torch.accelerator.current_device_index()
+    except Exception:  # no accelerator: no current device to blame
+        return None
+
+
+def expect_moved(moved, device, path, depth, submission):
     """A tensor on the wrong device, explained by where it is and where it went."""
     expect_tensor(moved, path)
     if canonical(moved.device) == canonical(device):
         return
+    wrong = f"{path} is on {moved.device}, but it should be on {device}"
     if moved.device.type == device.type:
-        fail(f"{path} is on {moved.device}, but it should be on {device}: the right kind of device, another index. "
-             f"The index of {device} was lost on the way (.to(device.type), .cuda(), or a device name without "
-             "its index means the current device): move every tensor with .to(device), the device as given.")
+        if moved.device.index == current_index():
+            fail(f"{wrong}: the right kind of device, another index. {moved.device} is the current device: a "
+                 "device without its index (.to(device.type), .cuda(), a device name such as 'cuda') goes there, "
+                 "as does an index written in the code ('cuda:0') that happens to be the current one. Move every "
+                 "tensor with .to(device), the device as given, index included.")
+        fail(f"{wrong}: the right kind of device, another index, and not the current device: an index chosen in "
+             "the code (a device name such as 'cuda:0' written out?). Move every tensor with .to(device), the "
+             "device as given.")
     if depth <= 1:
         where = "the lone tensor" if depth == 0 else "an entry at the top of the batch"
-        fail(f"{path} is on {moved.device}, but it should be on {device}: {where} was not moved at all. Every "
-             "tensor of the batch, at the top as below it, goes to the device with .to(device).")
+        fail(f"{wrong}: {where} was not moved at all. Every tensor of the batch, at the top as below it, goes to "
+             "the device with .to(device).")
+    probe = torch.zeros(2)
+    if canonical(move(submission, probe, device, "a tensor").device) != canonical(device):
+        fail(f"{wrong}, and to_device(a tensor, {str(device)!r}) returns the tensor where it was: the recursion "
+             "reaches every tensor of the batch, so the case of a tensor is where it must be moved, with "
+             ".to(device).")
     expect_device(moved, device, path, FIX)
 
 
-def compare(moved, original, device, path, depth=0):
+def compare(submission, moved, original, device, path, depth=0):
     """Walk both trees together; fail at the first difference, naming where it is."""
     if isinstance(original, torch.Tensor):
         if not isinstance(moved, torch.Tensor):
             fail(f"{path} was a tensor and came back as a {type(moved).__name__}.")
-        expect_moved(moved, device, path, depth)
+        expect_moved(moved, device, path, depth, submission)
         if moved.dtype != original.dtype or moved.shape != original.shape:
             fail(f"{path} came back as {moved.dtype} {tuple(moved.shape)}, but it was {original.dtype} "
                  f"{tuple(original.shape)}: move tensors without converting them.")
@@ -110,12 +128,12 @@ def compare(moved, original, device, path, depth=0):
         if list(moved) != list(original):
             fail(f"{path} has keys {list(moved)} after to_device, but {list(original)} before.")
         for key in original:
-            compare(moved[key], original[key], device, f"{path}[{key!r}]", depth + 1)
+            compare(submission, moved[key], original[key], device, f"{path}[{key!r}]", depth + 1)
     elif isinstance(original, (list, tuple)):
         if len(moved) != len(original):
             fail(f"{path} has {len(moved)} entries after to_device, but {len(original)} before.")
         for i, (m, o) in enumerate(zip(moved, original)):
-            compare(m, o, device, f"{path}[{i}]", depth + 1)
+            compare(submission, m, o, device, f"{path}[{i}]", depth + 1)
     elif moved != original:
         fail(f"{path} was {original!r} and came back as {moved!r}: leave values that are not tensors as they are.")
 
@@ -123,32 +141,38 @@ def compare(moved, original, device, path, depth=0):
 def test_moves_a_realistic_batch(submission, device):
     batch = realistic_batch()
     before = copy.deepcopy(batch)  # what the batch held: a fix may move it in place, as the spec allows
-    compare(move(submission, batch, device, "batch"), before, device, "batch")
+    moved = move(submission, batch, device, "batch")
+    compare(submission, moved, before, device, "batch")
 
 
 def test_moves_every_tensor_at_any_depth(submission, device):
     for _ in range(5):
         batch = random_tree(random.randint(2, 3))
         before = copy.deepcopy(batch)
-        compare(move(submission, batch, device, "a nested batch"), before, device, "batch")
+        moved = move(submission, batch, device, "a nested batch")
+        compare(submission, moved, before, device, "batch")
 
 
 def test_keeps_every_dtype(submission, device):
     batch = {"floats": [random_tensor(dtype) for dtype in FLOATS],
              "integers": tuple(random_tensor(dtype) for dtype in INTEGERS), "mask": random_tensor(torch.bool)}
     before = copy.deepcopy(batch)
-    compare(move(submission, batch, device, "a batch of every dtype"), before, device, "batch")
+    moved = move(submission, batch, device, "a batch of every dtype")
+    compare(submission, moved, before, device, "batch")
 
 
 def test_moves_tensors_many_levels_down(submission, device):
     depth = random.randint(6, 9)
     batch = deep_batch(depth)
     before = copy.deepcopy(batch)
-    compare(move(submission, batch, device, f"a batch nested {depth} levels deep"), before, device, "batch")
+    moved = move(submission, batch, device, f"a batch nested {depth} levels deep")
+    compare(submission, moved, before, device, "batch")
 
 
 def test_moves_a_lone_tensor_and_leaves_other_values(submission, device):
     t = random_tensor()
-    compare(move(submission, t, device, "a tensor"), t, device, "to_device(tensor)")
+    moved = move(submission, t, device, "a tensor")
+    compare(submission, moved, t, device, "to_device(tensor)")
     for value in OTHER_LEAVES:
-        compare(move(submission, value, device, repr(value)), value, device, f"to_device({value!r})")
+        moved = move(submission, value, device, repr(value))
+        compare(submission, moved, value, device, f"to_device({value!r})")

@@ -36,7 +36,7 @@ def problem(dtype=torch.float64):
     """Points whose reference trajectory really moves from the first step to the last."""
     spread = 2.5 if dtype == torch.float64 else 1.0
     for _ in range(50):
-        k, dim, steps = 3, random.randint(2, 3), random.randint(4, 6)
+        k, dim, steps = random.randint(2, 4), random.randint(2, 3), random.randint(4, 6)
         centers = torch.rand(k, dim, dtype=dtype) * 20 - 10
         points = centers[torch.randint(k, (random.randint(40, 80),))]
         points = points + spread * torch.randn_like(points)

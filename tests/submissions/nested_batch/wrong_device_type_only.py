@@ -1,4 +1,4 @@
-# expect: The index of
+# expect: the right kind of device, another index
 # on one gpu: passes (with one GPU, cuda is cuda:0, the only device; the simulator has two, as a two-GPU machine)
 """Recurses, but moves every tensor to the device's type only ("cuda" rather than "cuda:1"), which means the
 current device: on a machine with several GPUs the batch lands on the wrong one."""
