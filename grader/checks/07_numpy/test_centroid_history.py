@@ -4,9 +4,9 @@ On the CPU, `.cpu()` returns the tensor itself and `.numpy()` shares its memory,
 tensor updated in place all show its last state; on an accelerator `.cpu()` copies and the bug hides.
 Checked on every leg with fresh points (float64, so that the nearest-centroid choices agree bit for bit
 between devices): every frame is a NumPy array equal to the reference's state after its own step, and no
-two frames share memory. The frames keep the points' dtype: float32 points (well-separated clusters, so that
-rounding cannot change a choice) give float32 frames, which a snapshot through .tolist() or .double() does
-not."""
+two frames share memory. The frames keep the points' dtype: float32 points give float32 frames, which a snapshot through .tolist() or
+.double() does not. (Their values are checked on float64 points only: in float32 a GPU's cdist and the CPU's may
+round a point near the boundary of two clusters to different centroids.)"""
 
 import random
 
@@ -34,12 +34,11 @@ def lloyd(points, k, steps):
 
 def problem(dtype=torch.float64):
     """Points whose reference trajectory really moves from the first step to the last."""
-    spread = 2.5 if dtype == torch.float64 else 1.0
     for _ in range(50):
         k, dim, steps = random.randint(2, 4), random.randint(2, 3), random.randint(4, 6)
         centers = torch.rand(k, dim, dtype=dtype) * 20 - 10
         points = centers[torch.randint(k, (random.randint(40, 80),))]
-        points = points + spread * torch.randn_like(points)
+        points = points + 2.5 * torch.randn_like(points)
         frames = lloyd(points, k, steps)
         if (frames[0] - frames[-1]).abs().max() > 1e-2:
             return points, k, steps, frames
@@ -84,7 +83,8 @@ def test_frames_do_not_share_memory(submission, device):
 
 
 def test_frames_keep_the_points_dtype(submission, device):
-    history, expected = run(submission, device, torch.float32)
+    history, expected = run(submission, device, torch.float32)  # run() checks each frame's type and dtype
     for i, (frame, want) in enumerate(zip(history, expected), start=1):
-        expect_close(torch.from_numpy(np.array(frame)), want, f"frame {i} of the history of float32 points",
-                     atol=1e-4, rtol=1e-4)
+        if frame.shape != tuple(want.shape):
+            fail(f"frame {i} of the history of float32 points has shape {frame.shape}, expected {tuple(want.shape)} "
+                 "(k centroids of D coordinates).")
