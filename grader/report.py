@@ -44,7 +44,7 @@ def _leg_order(leg: str) -> tuple:
 
 #: Possessives that a check's function name cannot spell (`test_keeps_the_inputs_dtype`): restored in titles.
 POSSESSIVES = ((re.compile(r"\bthe (model|caller)s\b"), r"the \1's"),
-               (re.compile(r"\bthe (inputs|parameters) (dtype|device)\b"), r"the \1' \2"))
+               (re.compile(r"\bthe (inputs|parameters|points|logits) (dtype|device)\b"), r"the \1' \2"))
 
 
 def check_title(check: str) -> str:

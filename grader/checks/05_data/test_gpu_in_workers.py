@@ -8,17 +8,49 @@ subprocess', the simulator's worker crashes; no verdict depends on which.)"""
 
 import copy
 import random
+import re
 
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.utils.data import DataLoader
+from torch.utils.data import DataLoader, SequentialSampler
 
-from grader.expect import expect_close, expect_device, fail, running
+from grader.expect import GradeFailure, expect_close, expect_device, fail, running
 
 CPU_ONLY = ("DataLoader workers must return CPU tensors: __getitem__ runs in forked worker processes, where "
             "CUDA cannot be used ('Cannot re-initialize CUDA in forked subprocess'). Make CPU tensors in the "
             "Dataset and move each batch to the device in train_step.")
+SPAWNED = ("Your make_loader starts its workers with multiprocessing_context={context!r}, which lets them use the "
+           "GPU, but each worker then starts a Python and a CUDA context of its own (seconds, and hundreds of MB "
+           "of GPU memory, per worker) to do work the main process does better: the workers are for CPU work, and "
+           "a Dataset that makes device tensors fails with the default, forked, workers.")
+
+
+def spawned(loader) -> str:
+    """A sentence about the learner's start method when it is not fork (their Dataset may then seem to work)."""
+    context = getattr(loader, "multiprocessing_context", None)
+    name = context if isinstance(context, str) else getattr(context, "_name", None)
+    return "\n" + SPAWNED.format(context=name) if name and name != "fork" else ""
+
+
+def from_a_worker(message: str, filename: str) -> str:
+    """A failure inside a DataLoader worker, said in a few lines: torch re-raises it with the worker's whole
+    traceback in its text (torch's and the grader's frames included). Keep the learner's lines and the error."""
+    if "Original Traceback" not in message:
+        return message
+    head, _, trace = message.partition("Original Traceback (most recent call last):")
+    lines = trace.splitlines()
+    frames = []
+    for i, line in enumerate(lines):
+        found = re.search(r'File "(.*)", line (\d+), in (\S+)', line)
+        if found and found.group(1) == filename:
+            code = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            frames.append(f"line {found.group(2)}, in {found.group(3)}: `{code}`")
+    errors = [line for line in lines if line.strip() and not line.startswith((" ", "\t"))]
+    error = errors[-1].strip() if errors else head.strip()
+    call = head.split(" raised ")[0].strip()
+    where = f" ({'; '.join(frames)})" if frames else ""
+    return f"{call}: a worker process raised {error}{where}"
 
 
 def data():
@@ -50,7 +82,7 @@ def test_dataset_makes_cpu_tensors(submission, device):
         item = dataset[i]
     for t in tensors_of(item):
         if t.device.type != "cpu":
-            fail(f"loader.dataset[{i}] returned a tensor on {t.device}. {CPU_ONLY}")
+            fail(f"loader.dataset[{i}] returned a tensor on {t.device}. {CPU_ONLY}{spawned(loader)}")
     if not isinstance(item, (tuple, list)) or len(item) != 2:
         fail(f"loader.dataset[{i}] should be an (image, label) pair.")
     expect_close(item[0], standardized(images[i]), f"the standardised image loader.dataset[{i}][0]")
@@ -69,13 +101,29 @@ def test_keeps_worker_processes(submission, device):
              "processes (they prepare batches while the model trains) and make them do CPU work only.")
 
 
+def test_keeps_batches_of_16_in_order(submission, device):
+    images, labels = data()
+    loader = loader_for(submission, device, images, labels)
+    if getattr(loader, "batch_size", None) != 16 or not isinstance(getattr(loader, "sampler", None),
+                                                                   SequentialSampler):
+        fail(f"make_loader's DataLoader has batch_size={getattr(loader, 'batch_size', None)} and a "
+             f"{type(getattr(loader, 'sampler', None)).__name__}: the statement asks for batches of 16, in order "
+             "(no shuffle). Keep the loader as it was, apart from where its tensors are made.")
+
+
 def test_workers_deliver_cpu_batches(submission, device):
     images, labels = data()
-    dataset = loader_for(submission, device, images, labels).dataset
-    forked = DataLoader(dataset, batch_size=8, num_workers=2, multiprocessing_context="fork")
-    with running("iterating a DataLoader(dataset, batch_size=8, num_workers=2) with forked workers", submission,
-                 explain_device_error=CPU_ONLY):
-        batches = [tuple(b) for b in forked]
+    loader = loader_for(submission, device, images, labels)
+    forked = DataLoader(loader.dataset, batch_size=8, num_workers=2, multiprocessing_context="fork")
+    try:
+        with running("iterating a DataLoader(dataset, batch_size=8, num_workers=2) with forked workers",
+                     submission, explain_device_error=CPU_ONLY):
+            batches = [tuple(b) for b in forked]
+    except GradeFailure as exc:
+        told = from_a_worker(str(exc), submission.filename)
+        if told != str(exc) and CPU_ONLY not in told:
+            told += f"\n{CPU_ONLY}"
+        raise GradeFailure(told + spawned(loader)) from None
     for x, y in batches:
         if x.device.type != "cpu" or y.device.type != "cpu":
             fail(f"a batch from the workers is on {x.device}. {CPU_ONLY}")

@@ -1,32 +1,45 @@
 """Grader for nested_batch: to_device must move every tensor of a nested batch (dicts, lists, tuples at any
-depth) to the device, values and dtypes unchanged, and leave everything else as it was."""
+depth) to the device, values and dtypes unchanged, and leave everything else as it was.
+
+The whole contract: tensors of every dtype a batch carries (float16, bfloat16, float64, integers and booleans,
+not only float32: a fix that makes floats float32 on the way shows), containers nested deeper than any fixed
+number of levels, empty containers, and a lone tensor or value. A tensor found on another device is explained
+by what happened to it: left on the CPU below the top level (the helper must recurse), left on the CPU at the
+top level (not moved at all), or moved to the right kind of device but another index (the index was lost)."""
 
 import copy
 import random
 
 import torch
 
-from grader.expect import expect_device, fail, running
+from grader.expect import canonical, expect_device, expect_tensor, fail, running
 
 FIX = ("to_device must recurse into lists, tuples and dicts (call itself on every entry), so that tensors at "
        "any depth reach the device.")
 OTHER_LEAVES = ["shard-03.txt", "", 41, 0, -7, 2.5, None, True]
+FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+INTEGERS = [torch.int64, torch.int32, torch.uint8]
 
 
-def random_tensor():
+def random_tensor(dtype=None):
     shape = tuple(random.randint(1, 4) for _ in range(random.randint(0, 3)))
-    kind = random.choice(["float", "long", "bool"])
-    if kind == "float":
-        return torch.randn(shape)
-    if kind == "long":
-        return torch.randint(-100, 100, shape)
-    return torch.rand(shape) > 0.5
+    dtype = dtype or random.choice(FLOATS + INTEGERS + [torch.bool])
+    if dtype.is_floating_point:
+        return torch.randn(shape).to(dtype)
+    if dtype == torch.bool:
+        return torch.rand(shape) > 0.5
+    return torch.randint(0, 100, shape).to(dtype)
+
+
+def empty_container():
+    return random.choice([{}, [], ()])
 
 
 def random_tree(depth):
     """A nested batch with at least one tensor below the top level and some non-tensor leaves."""
     if depth == 0:
-        return random_tensor() if random.random() < 0.7 else random.choice(OTHER_LEAVES)
+        roll = random.random()
+        return random_tensor() if roll < 0.7 else empty_container() if roll < 0.75 else random.choice(OTHER_LEAVES)
     kind = random.choice(["dict", "list", "tuple"])
     children = [random_tree(depth - 1 if random.random() < 0.8 else 0) for _ in range(random.randint(2, 4))]
     children.append(random_tree(depth - 1))
@@ -53,12 +66,55 @@ def move(submission, batch, device, what):
         return submission.to_device(batch, device)
 
 
-def compare(moved, original, device, path):
+def deep_batch(depth):
+    """A tensor `depth` containers down (each a dict, list or tuple), beside a tensor at the top."""
+    batch = random_tensor()
+    for _ in range(depth):
+        kind = random.choice(["dict", "list", "tuple"])
+        batch = {"inner": batch} if kind == "dict" else [batch] if kind == "list" else (batch,)
+    return {"top": random_tensor(), "nested": batch}
+
+
+def current_index() -> int | None:
+    try:
+        return torch.accelerator.current_device_index()
+    except Exception:  # no accelerator: no current device to blame
+        return None
+
+
+def expect_moved(moved, device, path, depth, submission):
+    """A tensor on the wrong device, explained by where it is and where it went."""
+    expect_tensor(moved, path)
+    if canonical(moved.device) == canonical(device):
+        return
+    wrong = f"{path} is on {moved.device}, but it should be on {device}"
+    if moved.device.type == device.type:
+        if moved.device.index == current_index():
+            fail(f"{wrong}: the right kind of device, another index. {moved.device} is the current device: a "
+                 "device without its index (.to(device.type), .cuda(), a device name such as 'cuda') goes there, "
+                 "as does an index written in the code ('cuda:0') that happens to be the current one. Move every "
+                 "tensor with .to(device), the device as given, index included.")
+        fail(f"{wrong}: the right kind of device, another index, and not the current device: an index chosen in "
+             "the code (a device name such as 'cuda:0' written out?). Move every tensor with .to(device), the "
+             "device as given.")
+    if depth <= 1:
+        where = "the lone tensor" if depth == 0 else "an entry at the top of the batch"
+        fail(f"{wrong}: {where} was not moved at all. Every tensor of the batch, at the top as below it, goes to "
+             "the device with .to(device).")
+    probe = torch.zeros(2)
+    if canonical(move(submission, probe, device, "a tensor").device) != canonical(device):
+        fail(f"{wrong}, and to_device(a tensor, {str(device)!r}) returns the tensor where it was: the recursion "
+             "reaches every tensor of the batch, so the case of a tensor is where it must be moved, with "
+             ".to(device).")
+    expect_device(moved, device, path, FIX)
+
+
+def compare(submission, moved, original, device, path, depth=0):
     """Walk both trees together; fail at the first difference, naming where it is."""
     if isinstance(original, torch.Tensor):
         if not isinstance(moved, torch.Tensor):
             fail(f"{path} was a tensor and came back as a {type(moved).__name__}.")
-        expect_device(moved, device, path, FIX)
+        expect_moved(moved, device, path, depth, submission)
         if moved.dtype != original.dtype or moved.shape != original.shape:
             fail(f"{path} came back as {moved.dtype} {tuple(moved.shape)}, but it was {original.dtype} "
                  f"{tuple(original.shape)}: move tensors without converting them.")
@@ -72,12 +128,12 @@ def compare(moved, original, device, path):
         if list(moved) != list(original):
             fail(f"{path} has keys {list(moved)} after to_device, but {list(original)} before.")
         for key in original:
-            compare(moved[key], original[key], device, f"{path}[{key!r}]")
+            compare(submission, moved[key], original[key], device, f"{path}[{key!r}]", depth + 1)
     elif isinstance(original, (list, tuple)):
         if len(moved) != len(original):
             fail(f"{path} has {len(moved)} entries after to_device, but {len(original)} before.")
         for i, (m, o) in enumerate(zip(moved, original)):
-            compare(m, o, device, f"{path}[{i}]")
+            compare(submission, m, o, device, f"{path}[{i}]", depth + 1)
     elif moved != original:
         fail(f"{path} was {original!r} and came back as {moved!r}: leave values that are not tensors as they are.")
 
@@ -85,18 +141,38 @@ def compare(moved, original, device, path):
 def test_moves_a_realistic_batch(submission, device):
     batch = realistic_batch()
     before = copy.deepcopy(batch)  # what the batch held: a fix may move it in place, as the spec allows
-    compare(move(submission, batch, device, "batch"), before, device, "batch")
+    moved = move(submission, batch, device, "batch")
+    compare(submission, moved, before, device, "batch")
 
 
 def test_moves_every_tensor_at_any_depth(submission, device):
     for _ in range(5):
         batch = random_tree(random.randint(2, 3))
         before = copy.deepcopy(batch)
-        compare(move(submission, batch, device, "a nested batch"), before, device, "batch")
+        moved = move(submission, batch, device, "a nested batch")
+        compare(submission, moved, before, device, "batch")
+
+
+def test_keeps_every_dtype(submission, device):
+    batch = {"floats": [random_tensor(dtype) for dtype in FLOATS],
+             "integers": tuple(random_tensor(dtype) for dtype in INTEGERS), "mask": random_tensor(torch.bool)}
+    before = copy.deepcopy(batch)
+    moved = move(submission, batch, device, "a batch of every dtype")
+    compare(submission, moved, before, device, "batch")
+
+
+def test_moves_tensors_many_levels_down(submission, device):
+    depth = random.randint(6, 9)
+    batch = deep_batch(depth)
+    before = copy.deepcopy(batch)
+    moved = move(submission, batch, device, f"a batch nested {depth} levels deep")
+    compare(submission, moved, before, device, "batch")
 
 
 def test_moves_a_lone_tensor_and_leaves_other_values(submission, device):
     t = random_tensor()
-    compare(move(submission, t, device, "a tensor"), t, device, "to_device(tensor)")
+    moved = move(submission, t, device, "a tensor")
+    compare(submission, moved, t, device, "to_device(tensor)")
     for value in OTHER_LEAVES:
-        compare(move(submission, value, device, repr(value)), value, device, f"to_device({value!r})")
+        moved = move(submission, value, device, repr(value))
+        compare(submission, moved, value, device, f"to_device({value!r})")

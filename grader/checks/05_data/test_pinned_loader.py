@@ -47,7 +47,8 @@ audit.CHECK_MODES.add(HostToDeviceCopies)  # the grader's own mode, entered arou
 
 def data():
     n, f = random.randint(150, 260), random.randint(3, 9)
-    return torch.randn(n, f), torch.randint(0, 10, (n,)), random.choice([32, 48, 64])
+    batch_size = random.choice([32, 40, 48, 56])  # never 64, make_loader's default: a batch_size ignored shows
+    return torch.randn(n, f), torch.randint(0, 10, (n,)), batch_size
 
 
 def loader_for(submission, device, features, labels, batch_size):
@@ -68,6 +69,16 @@ def test_batches_arrive_on_the_device_in_order(submission, device):
             fail(f"device_batches should yield (x, y) pairs, but batch {i} has {len(batch)} entries.")
         expect_device(batch[0], device, f"x of batch {i}", "copy each batch to the device in device_batches.")
         expect_device(batch[1], device, f"y of batch {i}", "copy the labels to the device too.")
+        for name, got, source in (("x", batch[0], features), ("y", batch[1], labels)):
+            if got.dtype != source.dtype:
+                fail(f"{name} of batch {i} is {str(got.dtype).removeprefix('torch.')}, but the "
+                     f"{'features' if name == 'x' else 'labels'} are {str(source.dtype).removeprefix('torch.')}: "
+                     "copy each batch without converting it (the model and the loss expect the data's dtypes).")
+    sizes = [len(x) for x, _ in batches]
+    expected = [min(bs, len(features) - start) for start in range(0, len(features), bs)]
+    if sizes != expected:
+        fail(f"the loader made batches of {sorted(set(sizes), reverse=True)} rows for batch_size={bs} and "
+             f"{len(features)} examples: build the DataLoader with the batch_size make_loader is given.")
     xs = torch.cat([x.cpu() for x, _ in batches]) if batches else torch.empty(0)
     ys = torch.cat([y.cpu() for _, y in batches]) if batches else torch.empty(0)
     if not (torch.equal(xs, features) and torch.equal(ys, labels)):

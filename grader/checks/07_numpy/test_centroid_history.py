@@ -4,7 +4,9 @@ On the CPU, `.cpu()` returns the tensor itself and `.numpy()` shares its memory,
 tensor updated in place all show its last state; on an accelerator `.cpu()` copies and the bug hides.
 Checked on every leg with fresh points (float64, so that the nearest-centroid choices agree bit for bit
 between devices): every frame is a NumPy array equal to the reference's state after its own step, and no
-two frames share memory."""
+two frames share memory. The frames keep the points' dtype: float32 points give float32 frames, which a snapshot through .tolist() or
+.double() does not. (Their values are checked on float64 points only: in float32 a GPU's cdist and the CPU's may
+round a point near the boundary of two clusters to different centroids.)"""
 
 import random
 
@@ -30,11 +32,11 @@ def lloyd(points, k, steps):
     return frames
 
 
-def problem():
+def problem(dtype=torch.float64):
     """Points whose reference trajectory really moves from the first step to the last."""
     for _ in range(50):
-        k, dim, steps = 3, random.randint(2, 3), random.randint(4, 6)
-        centers = torch.rand(k, dim, dtype=torch.float64) * 20 - 10
+        k, dim, steps = random.randint(2, 4), random.randint(2, 3), random.randint(4, 6)
+        centers = torch.rand(k, dim, dtype=dtype) * 20 - 10
         points = centers[torch.randint(k, (random.randint(40, 80),))]
         points = points + 2.5 * torch.randn_like(points)
         frames = lloyd(points, k, steps)
@@ -43,8 +45,8 @@ def problem():
     raise RuntimeError("could not draw a k-means problem that moves")
 
 
-def run(submission, device):
-    points, k, steps, expected = problem()
+def run(submission, device, dtype=torch.float64):
+    points, k, steps, expected = problem(dtype)
     with running(f"kmeans(points, {k}, {steps}) with points on {device}", submission):
         history = submission.kmeans(points.to(device), k, steps)
     if not isinstance(history, list) or len(history) != steps:
@@ -53,9 +55,11 @@ def run(submission, device):
     for i, frame in enumerate(history, start=1):
         if not isinstance(frame, np.ndarray):
             fail(f"frame {i} of the history is a {type(frame).__name__}, not a NumPy array.")
-        if frame.dtype != np.float64:
-            fail(f"frame {i} of the history is {frame.dtype}, but the points are float64: keep their dtype (a "
-                 "copy to the CPU needs no conversion).")
+        want = str(dtype).removeprefix("torch.")
+        if frame.dtype != np.dtype(want):
+            fail(f"frame {i} of the history is {frame.dtype}, but the points are {want}: keep their dtype (a "
+                 "copy to the CPU needs no conversion; .double(), .float(), or Python floats from .tolist(), which "
+                 "NumPy makes float64, change it).")
     return history, expected
 
 
@@ -76,3 +80,11 @@ def test_frames_do_not_share_memory(submission, device):
         for j in range(i + 1, len(history)):
             if np.shares_memory(history[i], history[j]):
                 fail(f"frames {i + 1} and {j + 1} of the history are the same memory: " + FIX)
+
+
+def test_frames_keep_the_points_dtype(submission, device):
+    history, expected = run(submission, device, torch.float32)  # run() checks each frame's type and dtype
+    for i, (frame, want) in enumerate(zip(history, expected), start=1):
+        if frame.shape != tuple(want.shape):
+            fail(f"frame {i} of the history of float32 points has shape {frame.shape}, expected {tuple(want.shape)} "
+                 "(k centroids of D coordinates).")

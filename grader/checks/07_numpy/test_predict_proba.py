@@ -3,7 +3,10 @@
 Checked on every leg: the result is a float32 NumPy array equal to a reference computed here on the CPU,
 the call makes exactly one copy from the device to the CPU (the (B, C) probabilities: `measure` counts the
 copies alike on every leg, none on the CPU) and no reads of single values, and the caller's model and batch
-stay on their device. Moving the model to the CPU, converting row by row or via `.tolist()` all fail."""
+stay on their device. Moving the model to the CPU, converting row by row or in chunks (the batch has hundreds
+of rows, more than any chunk) all fail; so does a copy made with non_blocking=True that nothing waits for
+before NumPy reads it (its values may not have arrived: on the simulator they never have, on a GPU they may
+not have), on every accelerator leg alike."""
 
 import copy
 import random
@@ -21,7 +24,7 @@ FIX = ("NumPy only reads host memory and cannot record gradients: bring the prob
 def make(device):
     features, hidden, classes = random.randint(5, 12), random.randint(8, 24), random.randint(3, 7)
     model = nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, classes))
-    x = torch.randn(random.randint(6, 20), features)
+    x = torch.randn(random.randint(300, 500), features)  # more rows than any chunk a loop might copy
     with torch.no_grad():
         expected = torch.softmax(model(x), dim=1)
     return model.to(device), x.to(device), expected
@@ -37,9 +40,18 @@ def call(submission, model, x, device):
         raise
 
 
+EARLY_READ = ("predict_proba copied the probabilities to the CPU with non_blocking=True and handed them to NumPy "
+              "without waiting for the copy: the array may be read before its values have arrived (on a GPU "
+              "sometimes, on the simulated device always). A copy to the host needs no non_blocking here: "
+              "probs.detach().cpu().numpy() returns once the values are there.")
+
+
 def test_returns_the_probabilities_as_a_numpy_array(submission, device):
     model, x, expected = make(device)
-    out = call(submission, model, x, device)
+    with measure(device) as m:
+        out = call(submission, model, x, device)
+    if m.unawaited_d2h:
+        fail(EARLY_READ)
     if isinstance(out, torch.Tensor):
         fail(f"predict_proba returned a tensor on {out.device}, not a NumPy array: {FIX}")
     if not isinstance(out, np.ndarray):
@@ -53,13 +65,15 @@ def test_one_copy_back_to_the_host(submission, device):
     model, x, _ = make(device)
     with measure(device) as m:
         call(submission, model, x, device)
+    if m.unawaited_d2h:
+        fail(EARLY_READ)
     if m.host_reads:
         fail(f"predict_proba made {m.describe_round_trips()}: each value read by Python makes it wait for "
              f"{device}. Copy the whole probability block at once: {FIX}")
     if len(m.d2h) > 1:
         fail(f"predict_proba made {m.describe_round_trips()}; one copy of the (B, C) probabilities is enough. "
-             "Compute on the model's device, then copy the result once (do not move the model, the batch, "
-             f"or each row separately): {FIX}")
+             "Compute on the model's device, then copy the result once (do not move the model or the "
+             f"batch, and do not copy row by row or chunk by chunk): {FIX}")
 
 
 def test_model_and_batch_stay_on_their_device(submission, device):

@@ -10,11 +10,46 @@ import random
 
 import numpy as np
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
-from grader.expect import expect_close, expect_device, fail, running
+from grader import audit
+from grader.expect import GradeFailure, expect_close, expect_device, fail, running
+from grader.instruments import _learner_line
 
-FIX = ("torch.from_numpy shares the caller's memory, and .to() returns the same tensor when nothing has to "
-       "change (on the CPU): do not modify it in place; compute out of place, or copy first (.clone()).")
+FIX = ("torch.from_numpy and torch.as_tensor share the caller's memory, and .to() returns the same tensor when "
+       "nothing has to change (on the CPU): do not modify it in place; compute out of place, or copy first "
+       "(.clone()).")
+NUMPY_FIX = ("The array was changed by NumPy code, before or beside any tensor: an in-place NumPy operation "
+             "(features -= ..., features /= ..., np.subtract(..., out=features)) writes into the caller's array "
+             "itself. Compute out of place (features - features.mean(axis=0)), or on a copy, or on the tensor.")
+
+
+class WritesInto(TorchDispatchMode):
+    """Records the learner's lines whose in-place tensor operations write into the memory of a NumPy array
+    (a tensor made by torch.from_numpy or torch.as_tensor shares it)."""
+
+    def __init__(self, array: np.ndarray):
+        super().__init__()
+        self.start, self.end = array.ctypes.data, array.ctypes.data + array.nbytes
+        self.lines = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        try:
+            for arg, value in zip(func._schema.arguments, list(args) + list(kwargs.values())):
+                if (arg.alias_info is not None and arg.alias_info.is_write and isinstance(value, torch.Tensor)
+                        and value.device.type == "cpu" and self._inside(value)):
+                    self.lines.append(_learner_line())
+        except Exception:  # recording must never change what the learner's code does
+            pass
+        return func(*args, **kwargs)
+
+    def _inside(self, t: torch.Tensor) -> bool:
+        start = t.untyped_storage().data_ptr()
+        return start < self.end and self.start < start + t.untyped_storage().nbytes()
+
+
+audit.CHECK_MODES.add(WritesInto)  # the grader's own mode, entered around learner code
 
 
 def features(dtype=np.float32):
@@ -34,14 +69,38 @@ def call(submission, arr, device):
         return submission.standardize(arr, device)
 
 
-def test_leaves_the_callers_array_unchanged(submission, device):
-    arr = features()
+def column_means(arr: np.ndarray) -> list[float]:
+    return np.round(arr.mean(axis=0, dtype=np.float64)[:3], 2).tolist()
+
+
+def call_watching_the_array(submission, arr, device, what):
+    """Call standardize on `arr`; if the array changed, fail saying which code changed it: in-place tensor
+    operations on memory shared with the array (found by WritesInto, with their lines), or NumPy code (found by
+    calling again on a read-only array, where NumPy raises at the line that writes)."""
     before = arr.copy()
-    call(submission, arr, device)
-    if not np.array_equal(arr, before):
-        fail(f"standardize(features, {str(device)!r}) changed the caller's array: its column means went from "
-             f"{np.round(before.mean(axis=0)[:3], 2).tolist()}... to {np.round(arr.mean(axis=0)[:3], 2).tolist()}... "
-             f"The caller's array was modified in place. {FIX}")
+    watch = WritesInto(arr)
+    with watch:
+        out = call(submission, arr, device)
+    if np.array_equal(arr, before):
+        return out
+    changed = (f"standardize(features, {str(device)!r}) changed the caller's {what}: its column means went from "
+               f"{column_means(before)}... to {column_means(arr)}"
+               "... The caller's array was modified in place")
+    if watch.lines:
+        lines = ", ".join(dict.fromkeys(f"{line}" for line in watch.lines if line)) or "your code"
+        fail(f"{changed}, by in-place tensor operations on a tensor that shares its memory ({lines}). {FIX}")
+    frozen = before.copy()
+    frozen.flags.writeable = False
+    try:
+        call(submission, frozen, device)
+        where = ""
+    except GradeFailure as exc:  # names the learner's line that wrote into the (now read-only) array
+        where = f"\nCalled again with the array made read-only, {str(exc).splitlines()[0]}"
+    fail(f"{changed}. {NUMPY_FIX}{where}")
+
+
+def test_leaves_the_callers_array_unchanged(submission, device):
+    call_watching_the_array(submission, features(), device, "array")
 
 
 def test_standardizes_on_the_device(submission, device):
@@ -55,10 +114,7 @@ def test_standardizes_on_the_device(submission, device):
 
 def test_converts_other_dtypes_too(submission, device):
     arr = features(np.float64)
-    before = arr.copy()
-    out = call(submission, arr, device)
-    if not np.array_equal(arr, before):
-        fail(f"standardize changed the caller's float64 array. {FIX}")
+    out = call_watching_the_array(submission, arr, device, "float64 array")
     if out.dtype != torch.float32:
         fail(f"standardize of a float64 array returned {out.dtype}; the model takes float32.")
     expect_close(out, reference(arr), "standardize of a float64 array", atol=1e-4)

@@ -1,4 +1,4 @@
-# expect: DataLoader workers must return CPU tensors
+# expect: multiprocessing_context='spawn'
 """Follows the error message's advice: spawned workers, each with its own CUDA context."""
 
 import torch

@@ -1,7 +1,7 @@
-# expect: wrong values
-# on cuda: passes (it reads a non-blocking copy before it is known to have arrived: on a GPU the copy is usually
-# done in time, on the simulator never; the race is real, and the fix is the same)
-"""Copies the probabilities with non_blocking=True and hands the array to NumPy before the copy has landed."""
+# expect: without waiting for the copy
+"""Copies the probabilities with non_blocking=True and hands the array to NumPy before the copy has landed.
+On a GPU the copy is usually done in time, on the simulator never; the race is real on both, and the grader
+counts the copy that nothing waited for on every accelerator leg, so the verdict is the same."""
 import torch
 
 

@@ -1,0 +1,17 @@
+# expect: but the points are float32
+"""Snapshots each step through .tolist() and np.array: a real copy, but of Python floats, which NumPy makes
+float64 whatever the points' dtype (float32 points give float64 frames)."""
+import numpy as np
+import torch
+
+
+def kmeans(points, k, steps):
+    centroids = points[:k].clone()
+    history = []
+    for _ in range(steps):
+        assign = torch.cdist(points, centroids).argmin(dim=1)
+        sums = torch.zeros_like(centroids).index_add_(0, assign, points)
+        counts = torch.bincount(assign, minlength=k).clamp(min=1)
+        centroids.copy_(sums / counts[:, None].to(points.dtype))
+        history.append(np.array(centroids.tolist()))
+    return history
