@@ -2,7 +2,8 @@
 
 Checked on every leg with fresh tensors: after release() every cached tensor has been freed (a weak
 reference to each is dead: nothing holds it any more, on the CPU as on a device), get() finds nothing, the
-cache can be filled again, and release() copied nothing to the host. On an accelerator, the device's
+cache can be filled again, get() of a key never cached gives None (as promised), and release() copied nothing to
+the host. On an accelerator, the device's
 memory_allocated() is back to its value before the features were cached (torch.cuda and the simulator's
 module both keep it)."""
 
@@ -11,7 +12,7 @@ import weakref
 
 import torch
 
-from grader.expect import fail, measure, running
+from grader.expect import GradeFailure, fail, measure, running
 
 FIX = ("the cache still references the tensors, so their memory stays allocated: empty_cache() only returns "
        "cached blocks that no tensor uses. Drop the references in release() (self.store.clear()).")
@@ -65,6 +66,22 @@ def test_device_memory_goes_back(submission, device):
     if m.d2h:
         fail(f"release() made {m.describe_round_trips()}: the features are no longer needed, so drop them "
              "instead of moving them to the host.")
+
+
+def test_get_finds_what_was_put_and_none_otherwise(submission, device):
+    cache, keys, refs = fill(submission, device, 3)
+    for key, ref in zip(keys, refs):
+        with running(f"cache.get({key!r})", submission):
+            got = cache.get(key)
+        if got is not ref():
+            fail(f"cache.get({key!r}) did not return the tensor cache.put stored under that key.")
+    try:
+        with running("cache.get('img-never-cached')", submission):
+            got = cache.get("img-never-cached")
+    except GradeFailure as exc:
+        fail(f"{exc}\nThe docstring promises None for a key that is not cached (dict.get gives it).")
+    if got is not None:
+        fail(f"cache.get of a key never cached returned {type(got).__name__}; the docstring promises None.")
 
 
 def test_cache_works_after_release(submission, device):

@@ -14,9 +14,10 @@ EXPLAIN = ("the index passed to gather was made on cpu by torch.tensor(lengths),
 
 
 # The same mix, but with two devices of one kind: the index was made on the current device, not on hidden's.
-EXPLAIN_INDEX = ("the index passed to gather was made on {other}, while hidden is on {device}: a device given by its "
-                 "type alone (device=hidden.device.type, '{kind}') means the current device, not hidden's. Create "
-                 "the index on hidden.device itself, index included.")
+EXPLAIN_INDEX = ("the index passed to gather was made on {other}, while hidden is on {device}: the traceback shows the "
+                 "gather line, but the culprit is the line that created the index. A device given by its type alone "
+                 "(device=hidden.device.type, '{kind}', torch.accelerator.current_accelerator()) means the current "
+                 "device, not hidden's. Create the index on hidden.device itself, index included.")
 
 
 def explain(text: str, device) -> str:
