@@ -32,6 +32,14 @@ def fill(submission, device, n):
     return cache, keys, refs
 
 
+def get(submission, cache, key):
+    try:
+        with running(f"cache.get({key!r})", submission):
+            return cache.get(key)
+    except GradeFailure as exc:
+        fail(f"{exc}\nThe docstring promises None for a key that is not cached (dict.get gives it).")
+
+
 def release(submission, cache, device):
     with measure(device) as m:
         with running("cache.release()", submission):
@@ -46,9 +54,8 @@ def test_release_frees_the_tensors(submission, device):
     if alive:
         fail(f"after cache.release(), {alive} of the {len(refs)} cached tensors are still alive on {device}: {FIX}")
     for key in keys:
-        with running(f"cache.get({key!r})", submission):
-            if cache.get(key) is not None:
-                fail(f"cache.get({key!r}) still finds the features after release(): the cache should be empty.")
+        if get(submission, cache, key) is not None:
+            fail(f"cache.get({key!r}) still finds the features after release(): the cache should be empty.")
 
 
 def test_device_memory_goes_back(submission, device):
@@ -75,11 +82,7 @@ def test_get_finds_what_was_put_and_none_otherwise(submission, device):
             got = cache.get(key)
         if got is not ref():
             fail(f"cache.get({key!r}) did not return the tensor cache.put stored under that key.")
-    try:
-        with running("cache.get('img-never-cached')", submission):
-            got = cache.get("img-never-cached")
-    except GradeFailure as exc:
-        fail(f"{exc}\nThe docstring promises None for a key that is not cached (dict.get gives it).")
+    got = get(submission, cache, "img-never-cached")
     if got is not None:
         fail(f"cache.get of a key never cached returned {type(got).__name__}; the docstring promises None.")
 

@@ -1,4 +1,4 @@
-# expect: the docstring promises None
+# expect: promises None for a key
 """Frees the features, but get() indexes the dict: a key that is not cached raises KeyError where the docstring
 promises None (the grader asked only for keys it had put, before)."""
 
