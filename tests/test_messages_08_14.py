@@ -12,7 +12,7 @@ pytestmark = pytest.mark.skipif(not simulated.is_supported(), reason="the simula
 # (exercise, submission, what the message must say, what it must no longer say)
 CASES = [
     ("last_token", "wrong_device_type_only", "means the current device, not hidden's", "made on cpu"),
-    ("model_device", "wrong_index_zero", "the index is not the model's", "a device without its index"),
+    ("model_device", "wrong_index_zero", "the index is not the model's", "means the current device: keep the index"),
     ("load_checkpoint", "wrong_map_to_device_type", "torch.load was given a map_location",
      "pass map_location to torch.load"),
     ("load_checkpoint", "wrong_map_dict_missing_device", "a dict maps only the devices it names",

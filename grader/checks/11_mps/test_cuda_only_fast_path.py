@@ -22,7 +22,8 @@ def draw():
     f, h, c = random.randint(4, 9), random.randint(8, 16), random.randint(3, 6)
     # With dropout, handed over in training mode (as a training loop leaves it): predictions need model.eval().
     model = nn.Sequential(nn.Linear(f, h), nn.ReLU(), nn.Dropout(0.5), nn.Linear(h, c)).train()
-    batches = [torch.randn(random.randint(3, 8), f) for _ in range(random.randint(2, 4))]
+    # Dozens of samples: a dropout left active (no model.eval()) flips some prediction on every draw.
+    batches = [torch.randn(random.randint(16, 40), f) for _ in range(random.randint(2, 4))]
     return model, batches
 
 

@@ -4,7 +4,8 @@ reads a value from the device at most once per epoch.
 The model has batch norm and arrives in eval mode, so a loop without model.train() trains another model. Besides
 three short epochs (compared with the CPU's training), a check runs one epoch of well over a hundred steps: a
 read every N steps shows there whatever N a learner picks, and a marker in the model's graph tells whether the
-running total keeps every step's autograd graph alive (total += loss without detach())."""
+running total keeps every step's autograd graph alive (total += loss without detach()); that run also refuses
+float64 tensors made on an accelerator (a float64 running total), which MPS, a device the recipe names, has not."""
 
 import math
 import random
@@ -50,6 +51,21 @@ class MarkGraph(nn.Module):
         return _MarkGraph.apply(x)
 
 
+class Float64OnDevice(torch.overrides.TorchFunctionMode):
+    """Notes each torch function that makes a float64 tensor on an accelerator: MPS, one of the devices the recipe
+    names, has no float64, so such code (a float64 running total) breaks there, whichever device runs the check."""
+
+    def __init__(self):
+        super().__init__()
+        self.made: list[str] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if isinstance(out, torch.Tensor) and out.dtype == torch.float64 and out.device.type != "cpu":
+            self.made.append(getattr(func, "__name__", str(func)))
+        return out
+
+
 def make_model(f, c):
     # Batch norm: in eval mode it normalises with running statistics, so a loop that drops model.train() (the
     # model arrives in eval mode, as after a validation) trains another model.
@@ -71,7 +87,7 @@ def draw():
 def draw_long():
     """A small model (a step is few operations: the simulator runs each in Python) and one epoch of well over a
     hundred batches of a few rows: longer than any logging period a learner might pick."""
-    f, c, steps = random.randint(4, 8), random.randint(3, 4), random.randint(105, 115)
+    f, c, steps = random.randint(4, 8), random.randint(3, 4), random.randint(102, 108)
     loader = [(torch.randn(4, f), torch.randint(0, c, (4,))) for _ in range(steps)]
     return nn.Sequential(nn.Linear(f, c), MarkGraph()), loader
 
@@ -213,15 +229,20 @@ def test_long_epochs_read_the_device_once_each(submission, device):
         peak.append(len(_GRAPHS))
 
     model.register_forward_pre_hook(count_graphs)
-    epochs, before = 1, len(_GRAPHS)
+    epochs, before, float64 = 1, len(_GRAPHS), Float64OnDevice()
     with measure(device) as m:
         try:
             with running(f"train(model, loader of {len(loader)} batches, {epochs}, {str(device)!r})", submission):
-                history = submission.train(model, loader, epochs, device)
+                with float64:  # left before running() verifies that no mode stays active
+                    history = submission.train(model, loader, epochs, device)
         except GradeFailure as exc:
             fail(explain(exc, device))
     if not isinstance(history, (list, tuple)) or len(history) != epochs:
         fail(f"train should return a list of {epochs} mean losses, one per epoch; got {history!r:.80}.")
+    if float64.made:
+        fail(f"train made float64 tensors on {device} ({', '.join(list(dict.fromkeys(float64.made))[:3])}): an Apple GPU (MPS), "
+             "one of the devices train must run on, has no float64, so this fails there. Keep the running loss in "
+             "the loss's own dtype (total += loss.detach()); float64 belongs on the CPU, if anywhere.")
     if m.waits > epochs:
         fail(f"train({epochs} epoch of {len(loader)} batches) made {m.describe_waits()}: " + waits_cost(device))
     if max(peak, default=before) - before > 4:

@@ -19,7 +19,7 @@ def draw(long=False):
     X = torch.randn(n, f)
     y = X @ torch.randn(f) + 0.1 * torch.randn(n)
     if long:
-        return X, y, random.randint(105, 120), 0.05, random.choice([25, 30, 40])
+        return X, y, random.randint(105, 120), 0.05, random.choice([30, 40, 45])  # step 100 is never logged
     steps, log_every = random.randint(40, 70), random.choice([10, 15, 20])
     return X, y, steps, 0.05, log_every
 
