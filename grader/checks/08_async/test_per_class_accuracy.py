@@ -98,6 +98,8 @@ def test_values_are_read_after_the_copy(submission, device):
 
 def test_every_float_dtype(submission, device):
     for dtype, tol in DTYPES.items():  # float16 and bfloat16 too: logits of a mixed-precision model
+        if dtype == torch.float64 and device.type == "mps":
+            continue  # MPS has no float64
         logits, labels, classes, expected = batch(device, dtype)
         check_values(call(submission, device, logits, labels, classes), expected, classes, submission, device, tol)
 

@@ -34,6 +34,8 @@ def check_assignment(out, x, c, device):
 
 def test_assigns_the_nearest_centroid(submission, device):
     for dtype in (torch.float32, torch.float64):  # "float tensor": float64 features too
+        if dtype == torch.float64 and device.type == "mps":
+            continue  # MPS has no float64
         x, c = draw(random.randint(30, 60), device, dtype)
         check_assignment(call(submission, x, c, device), x, c, device)
 
