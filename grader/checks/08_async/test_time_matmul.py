@@ -26,8 +26,10 @@ means this device on CUDA as on the simulator: the lesson is when to wait, not w
 
 import contextlib
 import functools
+import linecache
 import math
 import random
+import re
 import threading
 import time
 import timeit
@@ -38,9 +40,23 @@ from grader.expect import fail, keep_busy, made_current, measure, running
 
 FIX = ("on an accelerator `a @ b` only queues the product, so the clock measured launches. Synchronize the device before starting the clock and before stopping it (or time with device "
        "events).")
+CUDA_ONLY = (" Your file synchronizes through torch.cuda only: on {device} torch.cuda.is_available() is False and "
+             "torch.cuda.synchronize() waits for nothing (as on MPS or XPU); torch.accelerator.synchronize(a.device) "
+             "waits for any accelerator.")
 CLOCKS = [(time, n) for n in ("perf_counter", "perf_counter_ns", "time", "time_ns", "monotonic", "monotonic_ns",
                               "process_time", "process_time_ns", "clock_gettime", "clock_gettime_ns",
                               "thread_time", "thread_time_ns") if hasattr(time, n)] + [(timeit, "default_timer")]
+
+
+def cuda_only_note(submission, device) -> str:
+    """Said where the file waits through torch.cuda and the leg is another accelerator (a hint in the message, read
+    from the source; the verdict itself is the clock readings')."""
+    if device.type in ("cpu", "cuda"):
+        return ""
+    source = "".join(linecache.getlines(submission.filename))
+    if re.search(r"cuda\.(synchronize|is_available|current_stream|Event)", source) is None:
+        return ""
+    return CUDA_ONLY.format(device=device)
 
 
 def idle(device) -> bool:
@@ -148,7 +164,7 @@ def test_clock_is_read_with_the_device_idle(submission, device):
     if busy:
         which = "first" if busy[0] == 0 else "last" if busy[0] == len(reads) - 1 else f"read {busy[0] + 1} of the"
         fail(f"time_matmul read the clock {len(reads)} times; the {which} read came while {device} still had "
-             f"queued work: " + FIX)
+             f"queued work: " + FIX + cuda_only_note(submission, device))
     if not reads and not done:
         fail(f"time_matmul returned while {device} still had queued work and without reading a clock: if you "
              "time with device events, wait for the end event (end.synchronize()) before elapsed_time().")

@@ -2,7 +2,8 @@
 
 Checked on every leg with fresh tensors: after release() every cached tensor has been freed (a weak
 reference to each is dead: nothing holds it any more, on the CPU as on a device), get() finds nothing, the
-cache can be filled again, and release() copied nothing to the host. On an accelerator, the device's
+cache can be filled again, get() of a key never cached gives None (as promised), and release() copied nothing to
+the host. On an accelerator, the device's
 memory_allocated() is back to its value before the features were cached (torch.cuda and the simulator's
 module both keep it)."""
 
@@ -11,7 +12,7 @@ import weakref
 
 import torch
 
-from grader.expect import fail, measure, running
+from grader.expect import GradeFailure, fail, measure, running
 
 FIX = ("the cache still references the tensors, so their memory stays allocated: empty_cache() only returns "
        "cached blocks that no tensor uses. Drop the references in release() (self.store.clear()).")
@@ -31,6 +32,14 @@ def fill(submission, device, n):
     return cache, keys, refs
 
 
+def get(submission, cache, key):
+    try:
+        with running(f"cache.get({key!r})", submission):
+            return cache.get(key)
+    except GradeFailure as exc:
+        fail(f"{exc}\nThe docstring promises None for a key that is not cached (dict.get gives it).")
+
+
 def release(submission, cache, device):
     with measure(device) as m:
         with running("cache.release()", submission):
@@ -45,9 +54,8 @@ def test_release_frees_the_tensors(submission, device):
     if alive:
         fail(f"after cache.release(), {alive} of the {len(refs)} cached tensors are still alive on {device}: {FIX}")
     for key in keys:
-        with running(f"cache.get({key!r})", submission):
-            if cache.get(key) is not None:
-                fail(f"cache.get({key!r}) still finds the features after release(): the cache should be empty.")
+        if get(submission, cache, key) is not None:
+            fail(f"cache.get({key!r}) still finds the features after release(): the cache should be empty.")
 
 
 def test_device_memory_goes_back(submission, device):
@@ -65,6 +73,18 @@ def test_device_memory_goes_back(submission, device):
     if m.d2h:
         fail(f"release() made {m.describe_round_trips()}: the features are no longer needed, so drop them "
              "instead of moving them to the host.")
+
+
+def test_get_finds_what_was_put_and_none_otherwise(submission, device):
+    cache, keys, refs = fill(submission, device, 3)
+    for key, ref in zip(keys, refs):
+        with running(f"cache.get({key!r})", submission):
+            got = cache.get(key)
+        if got is not ref():
+            fail(f"cache.get({key!r}) did not return the tensor cache.put stored under that key.")
+    got = get(submission, cache, "img-never-cached")
+    if got is not None:
+        fail(f"cache.get of a key never cached returned {type(got).__name__}; the docstring promises None.")
 
 
 def test_cache_works_after_release(submission, device):

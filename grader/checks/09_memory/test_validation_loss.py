@@ -1,6 +1,7 @@
 """Grader for validation_loss: a running total must not keep every batch's autograd graph alive.
 
-Checked on every leg with a fresh model and batches: the value equals a reference computed on the CPU; it
+Checked on every leg with a fresh model (with dropout, handed over in training mode) and batches: the value
+equals a reference computed on the CPU in eval mode; it is a Python float or a 0-dim tensor; it
 carries no autograd graph (no grad_fn, no requires_grad), which is what keeps the activations alive. On an
 accelerator, device memory is measured with `measure` (peak allocated bytes, read from the device module
 on CUDA and the simulator alike) and with memory_allocated: the peak for 24 batches may exceed the peak for
@@ -24,15 +25,20 @@ def setup(device, n_batches, width=None, batch=None):
     width = width or random.randint(96, 160)
     batch = batch or random.randint(48, 96)
     classes = random.randint(3, 6)
-    model = nn.Sequential(nn.Linear(16, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(),
-                          nn.Linear(width, classes)).to(device)
+    # With dropout, as validated models have: in training mode (the state training leaves it in) the loss is
+    # random, so a loop that drops model.eval() gives another value on every leg.
+    model = nn.Sequential(nn.Linear(16, width), nn.ReLU(), nn.Dropout(0.5), nn.Linear(width, width), nn.ReLU(),
+                          nn.Linear(width, classes))
+    with torch.no_grad():  # confident logits: left active, dropout moves the loss by 3% or more (300 draws)
+        model[-1].weight.mul_(10)
+    model = model.to(device).train()
     batches = [(torch.randn(batch, 16, device=device), torch.randint(classes, (batch,), device=device))
                for _ in range(n_batches)]
     return model, batches, width, batch
 
 
 def reference(model, batches):
-    m = copy.deepcopy(model).cpu()
+    m = copy.deepcopy(model).cpu().eval()
     with torch.no_grad():
         return sum(F.cross_entropy(m(x.cpu()), y.cpu()).item() for x, y in batches) / len(batches)
 
@@ -44,8 +50,9 @@ def call(submission, model, batches, device):
 
 def as_number(value, what="validation_loss's result"):
     if isinstance(value, torch.Tensor):
-        if value.numel() != 1:
-            fail(f"{what} should be one number, got a tensor of shape {tuple(value.shape)}.")
+        if value.dim() != 0:
+            fail(f"{what} should be one number (a Python float or a 0-dim tensor), got a tensor of shape "
+                 f"{tuple(value.shape)}.")
         return value.detach().cpu().item()
     if isinstance(value, (int, float)):
         return float(value)
@@ -57,7 +64,7 @@ def shorten_last_batch(model, batches, gap=5e-3):
     mean over samples differs from that by `gap` (30 times the tolerance) or more, so that returning the other
     mean fails on every draw: with a last batch nearly full, or as hard as the others, the two agree closely
     (a wrong fix passed a simulated leg on 2 x H100, fifteenth session)."""
-    m = copy.deepcopy(model).cpu()
+    m = copy.deepcopy(model).cpu().eval()
     with torch.no_grad():
         means = [F.cross_entropy(m(x.cpu()), y.cpu()).item() for x, y in batches[:-1]]
         x, y = batches[-1]
@@ -89,6 +96,10 @@ def test_mean_loss_without_a_graph(submission, device):
         fail(f"validation_loss returned a tensor with grad_fn={type(value.grad_fn).__name__}: it still holds the "
              f"autograd graph of all {len(batches)} batches. " + FIX)
     got = as_number(value)
+    if not within(got, expected, 1e-4 * max(1.0, abs(expected))) and model.training:
+        fail(f"validation_loss returned {got:.5f}, but the mean loss of the model in eval mode is {expected:.5f}: "
+             "the model was left in training mode, so its dropout layers dropped random activations during "
+             "validation. Call model.eval() before the loop.")
     if not within(got, expected, 1e-4 * max(1.0, abs(expected))):
         fail(f"validation_loss returned {got:.5f}, but the mean loss is {expected:.5f}: the fix changed the result.")
 

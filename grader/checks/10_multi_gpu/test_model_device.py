@@ -18,6 +18,13 @@ from grader.expect import expect_close, expect_device, fail, measure, running
 
 FIX = ("a device without its index means the current device: keep the index, use "
        "next(model.parameters()).device itself.")
+# A device with an index, but another one: the index was fixed in the code or taken from the current device.
+WRONG_INDEX = ("the index is not the model's: a fixed index (cuda:0) or the current device's names one GPU for "
+               "every model. Read the device from the model itself, next(model.parameters()).device.")
+# For predict, whose result says where the batch went but not how the device was named.
+SEND = ("send the batch to the model's own device, next(model.parameters()).device, index included: a device "
+        "without its index means the current device, and a fixed index or the current device's names the same GPU "
+        "for every model.")
 
 
 def make(device):
@@ -41,13 +48,14 @@ def test_model_device_keeps_the_index(submission, device):
         fail(f"model_device(model) returned {got!r} for a model on {device}: {FIX} "
              f"('{got.type}' works on one GPU only because it means {got.type}:0 there).")
     if got != device:
-        fail(f"model_device(model) returned {got} for a model on {device}: {FIX}")
+        fail(f"model_device(model) returned {got} for a model on {device}: "
+             + (WRONG_INDEX if got.index is not None else FIX))
 
 
 def serve(submission, model, batch, expected, device, what):
-    with running(what, submission, explain_device_error=f"the batch was sent to another device than the model's: {FIX}"):
+    with running(what, submission, explain_device_error=f"the batch was sent to another device than the model's: {SEND}"):
         out = submission.predict(model, batch)
-    expect_device(out, device, "predict's result", FIX)
+    expect_device(out, device, "predict's result", SEND)
     if out.dtype != torch.int64:
         fail(f"predict returned {str(out.dtype).removeprefix('torch.')} class ids; argmax gives int64, keep it.")
     expect_close(out.cpu(), expected, "predict(model, batch)")

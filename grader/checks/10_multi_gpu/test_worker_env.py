@@ -1,7 +1,8 @@
 """Grader for worker_env: with CUDA_VISIBLE_DEVICES showing one GPU, that GPU is cuda:0 in the worker.
 
 Pure logic, the same on every machine (so the exercise runs on the CPU leg only): for fresh GPU
-assignments (a random subset of 8 physical GPUs, in random order), the environment of each rank must be a
+assignments (a random subset of 16 physical GPUs, in random order, one id of two digits; a launcher environment
+that has its own CUDA_VISIBLE_DEVICES and RANK), the environment of each rank must be a
 new dict of strings that keeps base_env, sets RANK, shows exactly the physical GPU gpu_ids[rank], and the device the
 worker asks for must exist in that view (cuda:0, or 'cuda', which means it) and be that GPU."""
 
@@ -14,11 +15,17 @@ FIX = ("CUDA_VISIBLE_DEVICES renumbers the GPUs: a worker that sees one GPU call
 
 
 def assignment():
-    # Never GPU r for every rank r: with that draw (one in 140), using the rank as the GPU would look right.
-    while (gpus := random.sample(range(8), random.randint(2, 4))) == list(range(len(gpus))):
+    """A node of 16 GPUs: a random subset, in random order, never GPU r for every rank r (then using the rank as the
+    GPU would look right), with a two-digit id among them. The launcher's own environment already sets
+    CUDA_VISIBLE_DEVICES (every GPU of the node) and RANK, which each worker's must replace."""
+    while (gpus := random.sample(range(16), random.randint(2, 6))) == list(range(len(gpus))) or max(gpus) < 10:
         pass
-    base = {"PATH": "/usr/bin", "HOME": "/home/learner", f"JOB_{random.randint(100, 999)}": "x"}
+    base = {"PATH": "/usr/bin", "HOME": "/home/learner", f"JOB_{random.randint(100, 999)}": "x",
+            "CUDA_VISIBLE_DEVICES": ",".join(map(str, range(16))), "RANK": "0"}
     return gpus, base
+
+
+OWN = ("CUDA_VISIBLE_DEVICES", "RANK")  # the keys worker_env sets: base_env's values of them are replaced
 
 
 def env_for(submission, rank, gpus, base):
@@ -32,12 +39,14 @@ def env_for(submission, rank, gpus, base):
     bad = [k for k, v in env.items() if not isinstance(k, str) or not isinstance(v, str)]
     if bad:
         fail(f"an environment holds strings only; worker_env returned non-strings for {bad[:3]}.")
-    missing = [k for k in base if env.get(k) != base[k]]
+    missing = [k for k in base if k not in OWN and env.get(k) != base[k]]
     if missing:
         fail(f"worker_env dropped or changed {missing[:3]} of base_env: the worker needs the launcher's environment.")
     if env.get("RANK") != str(rank):
+        kept = (" base_env has its own RANK (the launcher's), which the worker's must replace: set the worker's keys "
+                "after copying base_env." if env.get("RANK") == base.get("RANK") else "")
         fail(f"worker_env({rank}, ...) sets RANK={env.get('RANK')!r}; the worker's rank is {rank} (torch.distributed "
-             "reads it to tell the workers apart), whichever GPU it is given.")
+             f"reads it to tell the workers apart), whichever GPU it is given.{kept}")
     return env
 
 
@@ -53,8 +62,10 @@ def test_each_worker_sees_its_own_gpu(submission, device):  # device: the CPU le
     for rank in range(len(gpus)):
         seen = visible(env_for(submission, rank, gpus, base))
         if seen != [gpus[rank]]:
+            kept = (" That is base_env's CUDA_VISIBLE_DEVICES (the launcher's), which the worker's must replace: set "
+                    "the worker's keys after copying base_env." if len(seen) > 1 else "")
             fail(f"worker {rank} of gpu_ids={gpus} sees physical GPU(s) {seen}; it should see exactly "
-                 f"[{gpus[rank]}], the entry of gpu_ids for its rank.")
+                 f"[{gpus[rank]}], the entry of gpu_ids for its rank.{kept}")
 
 
 def test_each_worker_uses_a_gpu_it_can_see(submission, device):

@@ -1,5 +1,11 @@
-"""Grader for cuda_only_fast_path: the model must run on whatever device it is given, not only on "cuda"."""
+"""Grader for cuda_only_fast_path: the model must run on whatever device it is given, not only on "cuda".
 
+Checked on every leg with a fresh model (with dropout, handed over in training mode, so that predictions need
+model.eval()) and batches: the model's parameters end on the device and its operations run there, for a
+torch.device and for a device name; the predictions are int64, on the device, equal to the CPU's in eval mode;
+nothing is read back to the host."""
+
+import copy
 import random
 
 import torch
@@ -14,14 +20,16 @@ FIX = ("predict took the CPU path on {device}: a test such as str(device) == 'cu
 
 def draw():
     f, h, c = random.randint(4, 9), random.randint(8, 16), random.randint(3, 6)
-    model = nn.Sequential(nn.Linear(f, h), nn.ReLU(), nn.Linear(h, c))
-    batches = [torch.randn(random.randint(3, 8), f) for _ in range(random.randint(2, 4))]
+    # With dropout, handed over in training mode (as a training loop leaves it): predictions need model.eval().
+    model = nn.Sequential(nn.Linear(f, h), nn.ReLU(), nn.Dropout(0.5), nn.Linear(h, c)).train()
+    # Dozens of samples: a dropout left active (no model.eval()) flips some prediction on every draw.
+    batches = [torch.randn(random.randint(16, 40), f) for _ in range(random.randint(2, 4))]
     return model, batches
 
 
 def reference(model, batches):
     with torch.no_grad():
-        logits = torch.cat([model(x) for x in batches])
+        logits = torch.cat([copy.deepcopy(model).eval()(x) for x in batches])
     top2 = logits.topk(2, dim=1).values
     clear = (top2[:, 0] - top2[:, 1]) > 1e-4        # ignore near-ties, which rounding may flip
     return logits.argmax(dim=1), clear
@@ -61,6 +69,9 @@ def test_predictions_are_right(submission, device):
         fail(f"predict returned shape {tuple(out.shape)}; expected one class per sample, {tuple(expected.shape)}.")
     if out.dtype != torch.int64:
         fail(f"predict returned {out.dtype}; class indices are int64 (argmax gives them).")
+    if not torch.equal(out.cpu()[clear], expected[clear]) and model.training:
+        fail("predict returned the wrong classes: the model was left in training mode, so its dropout layers "
+             "dropped random activations while predicting. Call model.eval() before the loop.")
     if not torch.equal(out.cpu()[clear], expected[clear]):
         fail("predict returned the wrong classes: the fix changed what the model computes.")
 

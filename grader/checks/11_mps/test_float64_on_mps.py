@@ -6,7 +6,8 @@ import torch
 from grader.expect import GradeFailure, expect_close, expect_device, expect_tensor, fail, measure, running
 
 FIX = ("choose the dtype where the data enters PyTorch, in the same call that moves it: "
-       "torch.from_numpy(features).to(device, dtype=torch.float32).")
+       "torch.from_numpy(features).to(device, dtype=torch.float32) (or torch.tensor(features, dtype=torch.float32, "
+       "device=device)).")
 
 
 def draw():
@@ -35,8 +36,9 @@ def test_features_become_float32(submission, device):
     features, labels = draw()
     x, _ = call(submission, device, features, labels)
     if x.dtype == torch.float64:
-        fail(f"x is still float64 on {device}: torch.from_numpy keeps NumPy's dtype, and NumPy's default is "
-             f"float64, which a float32 model refuses and MPS cannot hold at all. {FIX}")
+        fail(f"x is still float64 on {device}: a tensor made from a NumPy array (torch.from_numpy, torch.tensor, "
+             f"torch.as_tensor) keeps NumPy's dtype unless told otherwise, and NumPy's default is float64, which a "
+             f"float32 model refuses and MPS cannot hold at all. {FIX}")
     if x.dtype != torch.float32:
         fail(f"x is {x.dtype}; the model expects float32: {FIX}")
 

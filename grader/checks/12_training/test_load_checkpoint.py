@@ -1,6 +1,7 @@
 """Grader for load_checkpoint: a checkpoint saved on one device must load onto any other with map_location,
 without touching the device that saved it, and without running code from the file (weights_only)."""
 
+import linecache
 import tempfile
 from pathlib import Path
 
@@ -11,7 +12,18 @@ from grader.expect import GradeFailure, canonical, expect_close, fail, measure, 
 
 FIX = ("pass map_location to torch.load: torch.load(path, map_location='cpu', weights_only=True), then "
        "load_state_dict into the model on `device` (or map straight to `device`).")
+# Where the file does pass a map_location (read from its source, for the message only) and the tensors still go to
+# the device that saved them, the map is what is wrong, not its absence.
+MAPPED = ("torch.load was given a map_location, but it did not cover this checkpoint: a device without its index "
+          "('sim', 'cuda', device.type, current_accelerator()) means the current device, and a dict maps only the "
+          "devices it names (a checkpoint saved on {saved_on} is not mapped by {{'cuda:0': ...}}). Map to the "
+          "target itself, map_location=device (or 'cpu' and move the model), with weights_only=True.")
 MARKS = []
+
+
+def fix_for(submission, saved_on) -> str:
+    source = "".join(linecache.getlines(submission.filename))
+    return MAPPED.format(saved_on=saved_on) if "map_location" in source else FIX
 
 
 def _payload_ran():
@@ -58,7 +70,8 @@ def memory_on(device):
 
 def load(submission, path, target, saved_on):
     with running(f"load_for_eval(path, {str(target)!r}) of a checkpoint saved on {saved_on}", submission,
-                 explain_device_error=f"the tensors were restored to {saved_on}, where they were saved: {FIX}"):
+                 explain_device_error=f"the tensors were restored to {saved_on}, where they were saved: "
+                                      f"{fix_for(submission, saved_on)}"):
         return submission.load_for_eval(str(path), target)
 
 
@@ -69,6 +82,10 @@ def check_loaded(model, net, target, saved_on):
     if where != {canonical(target)}:
         fail(f"the model load_for_eval returned has tensors on {', '.join(sorted(map(str, where)))}, but it should "
              f"be on {target}: load the weights, then make sure the model is on `device`.")
+    training = [name or "the model" for name, sub in model.named_modules() if sub.training]
+    if training and not model.training:
+        fail(f"the model is in eval mode but its part {training[0]} is in training mode: call model.eval() last, "
+             "on the whole model (BatchNorm must use the saved running statistics).")
     if model.training:
         fail("the model is in training mode: call model.eval() before returning it (BatchNorm must use the "
              "saved running statistics).")
@@ -88,7 +105,7 @@ def load_without_touching(submission, saved_on, target):
             fail(f"load_for_eval(path, {str(target)!r}) put {m.peak_bytes - before} bytes of the checkpoint on "
                  f"{saved_on}, the device that saved it: torch.load restores every tensor to the device it was saved "
                  f"from unless told otherwise. On a machine without {saved_on} that fails; on a node it piles "
-                 f"every process's copy onto one GPU. {FIX}")
+                 f"every process's copy onto one GPU. {fix_for(submission, saved_on)}")
         check_loaded(model, net, target, saved_on)
 
 

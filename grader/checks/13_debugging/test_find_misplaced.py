@@ -115,13 +115,26 @@ def report(submission, obj, device, what):
     return set(found)
 
 
+def why(name: str, kind: str) -> str:
+    if kind == "batch" and "." not in name:  # a top-level entry: no walk was needed to reach it
+        return "an entry of the batch itself"
+    return WHY[kind]
+
+
 def compare(found, expected, device, stray_on, what):
     missed = sorted(set(expected) - found)
     extra = sorted(found - set(expected))
+    if missed and stray_on.type == device.type and set(missed) == set(expected):
+        # Every stray tensor, of every kind, missed when only the index differs: the comparison drops the index.
+        fail(f"find_misplaced({what}, {str(device)!r}) missed every tensor on {stray_on} ({', '.join(missed[:4])}"
+             f"{', ...' if len(missed) > 4 else ''}): {stray_on} and {device} are two devices of one kind, and a "
+             "comparison of device.type (or of a device without its index) cannot tell them apart. Compare whole "
+             "devices, index included: t.device != torch.device(device). A report that misses them says 'all "
+             "clear' while the bug is there.")
     if missed:
         kinds = sorted({expected[n] for n in missed})
         fail(f"find_misplaced({what}, {str(device)!r}) missed {', '.join(missed)}, on {stray_on}: "
-             + "; ".join(f"{n} is {WHY[expected[n]]}" for n in missed[:4])
+             + "; ".join(f"{n} is {why(n, expected[n])}" for n in missed[:4])
              + f". A report that skips {' and '.join(PLURAL[k] for k in kinds)} says 'all clear' while the bug is there.")
     if extra:
         fail(f"find_misplaced({what}, {str(device)!r}) reported {', '.join(extra)}, which "

@@ -2,14 +2,30 @@
 sequence's last real token, on that device, without copies back to the CPU."""
 
 import random
+import re
 
 import torch
 
-from grader.expect import expect_close, expect_device, fail, measure, running
+from grader.expect import GradeFailure, expect_close, expect_device, fail, measure, running
 
 EXPLAIN = ("the index passed to gather was made on cpu by torch.tensor(lengths), while hidden is on {device}: the "
            "traceback shows the gather line, but the culprit is the line that created the index. Create it on "
            "hidden.device.")
+
+
+# The same mix, but with two devices of one kind: the index was made on the current device, not on hidden's.
+EXPLAIN_INDEX = ("the index passed to gather was made on {other}, while hidden is on {device}: the traceback shows the "
+                 "gather line, but the culprit is the line that created the index. A device given by its type alone "
+                 "(device=hidden.device.type, '{kind}', torch.accelerator.current_accelerator()) means the current "
+                 "device, not hidden's. Create the index on hidden.device itself, index included.")
+
+
+def explain(text: str, device) -> str:
+    """What the device error in `text` says about where the index was made."""
+    named = set(re.findall(r"\b(cpu|[a-z]+:\d+)\b", text.split(" raised ", 1)[-1])) - {str(device)}
+    if "cpu" in named or not named:
+        return EXPLAIN.format(device=device)
+    return EXPLAIN_INDEX.format(other=sorted(named)[0], device=device, kind=device.type)
 
 
 def draw(device, dtype=torch.float32):
@@ -26,8 +42,14 @@ def reference(hidden, lengths):
 
 
 def pool(submission, hd, lengths, device):
-    with running("LastTokenPooler()(hidden, lengths)", submission, explain_device_error=EXPLAIN.format(device=device)):
-        return submission.LastTokenPooler().to(device)(hd, lengths)
+    try:
+        with running("LastTokenPooler()(hidden, lengths)", submission):
+            return submission.LastTokenPooler().to(device)(hd, lengths)
+    except GradeFailure as exc:
+        text = str(exc)
+        if re.search(r"same device|to be on|device type", text):
+            fail(f"{text}\n{explain(text, device)}")
+        raise
 
 
 def test_pools_on_the_device_of_hidden(submission, device):
@@ -42,10 +64,16 @@ def test_picks_the_last_real_token(submission, device):
 
 
 def test_keeps_the_dtype(submission, device):
-    hidden, lengths, hd = draw(device, torch.float64)
-    out = pool(submission, hd, lengths, device)
-    if out.dtype != torch.float64:
-        fail(f"pooling a float64 batch returned {out.dtype}: pooling selects values, it should not convert them.")
+    for dtype in (torch.float64, torch.float16, torch.bfloat16):  # "float tensor": any float dtype, half ones too
+        if dtype == torch.float64 and device.type == "mps":
+            continue  # MPS has no float64
+        hidden, lengths, hd = draw(device, dtype)
+        out = pool(submission, hd, lengths, device)
+        if not isinstance(out, torch.Tensor) or out.dtype != dtype:
+            fail(f"pooling a {str(dtype).removeprefix('torch.')} batch returned "
+                 f"{getattr(out, 'dtype', type(out).__name__)}: pooling selects values, it should not convert them.")
+        expect_close(out, reference(hidden, lengths), f"the pooled vectors of a {str(dtype).removeprefix('torch.')} batch",
+                     atol=0, rtol=0)
 
 
 def test_no_copies_back_to_the_cpu(submission, device):

@@ -1,6 +1,10 @@
 """Grader for log_every: the loss may be read back to Python only for the logged steps, and the fit must be
-the same gradient descent, on the device."""
+the same gradient descent, on the device.
 
+The reads are counted over a fit of well over a hundred steps, so that a read every N steps besides the log's
+(a convergence test every 100 steps) shows whatever N; the log must hold Python ints and floats."""
+
+import math
 import random
 
 import torch
@@ -8,10 +12,14 @@ import torch
 from grader.expect import expect_close, expect_device, fail, measure, running, within
 
 
-def draw():
+def draw(long=False):
+    """Fresh data; `long`: a fit of well over a hundred steps, longer than any period at which a learner might
+    read the loss besides the log's (a convergence test every 100 steps)."""
     n, f = random.randint(40, 80), random.randint(3, 6)
     X = torch.randn(n, f)
     y = X @ torch.randn(f) + 0.1 * torch.randn(n)
+    if long:
+        return X, y, random.randint(105, 120), 0.05, random.choice([30, 40, 45])  # step 100 is never logged
     steps, log_every = random.randint(40, 70), random.choice([10, 15, 20])
     return X, y, steps, 0.05, log_every
 
@@ -51,19 +59,26 @@ def test_logs_the_documented_steps(submission, device):
         got = [(int(s), float(v)) for s, v in log]
     except (TypeError, ValueError, RuntimeError):
         fail(f"the log should be a list of (step, loss) pairs of Python numbers, got {log!r:.100}.")
+    odd = [s for s, _ in log if isinstance(s, bool) or not isinstance(s, int)]
+    if odd:
+        fail(f"the steps in the log should be Python ints, got {type(odd[0]).__name__} values: log the loop's own "
+             "step counter.")
     if [s for s, _ in got] != [s for s, _ in expected]:
         fail(f"the log holds steps {[s for s, _ in got]}, expected {[s for s, _ in expected]} "
              f"(every log_every={log_every} steps from 0).")
     for (s, v), (_, e) in zip(got, expected):
         if not within(v, e, 1e-4 + 1e-4 * abs(e)):
-            fail(f"the loss logged at step {s} is {v:.6g}, expected {e:.6g} (the loss before that step's update).")
+            early = (" A NaN there is what a copy to the host with non_blocking=True gives when it is read before the "
+                     "device has run it (the simulator leaves such a buffer NaN): synchronize before reading, or "
+                     "read with .item() / .tolist()." if math.isnan(v) else "")
+            fail(f"the loss logged at step {s} is {v:.6g}, expected {e:.6g} (the loss before that step's update).{early}")
     if any(not isinstance(v, float) for _, v in log):
         fail("the losses in the log should be Python floats, not tensors: read the logged values with .tolist() "
              "or .item() (and only those).")
 
 
 def test_reads_the_device_only_for_logged_steps(submission, device):
-    X, y, steps, lr, log_every = draw()
+    X, y, steps, lr, log_every = draw(long=True)
     logged = len(range(0, steps, log_every))
     with measure(device) as m:
         call(submission, device, X, y, steps, lr, log_every)

@@ -1,5 +1,6 @@
 """Grader for nearest_centroid: the assignment must be one batched computation on the device: the number of
-kernels must not grow with the number of samples, and nothing comes back to the CPU."""
+kernels must not grow with the number of samples (compared between a batch of a few dozen rows and one of more
+than a thousand, larger than any chunk), and nothing comes back to the CPU. float32 and float64 inputs."""
 
 import random
 
@@ -8,9 +9,9 @@ import torch
 from grader.expect import expect_device, fail, measure, running
 
 
-def draw(n, device):
+def draw(n, device, dtype=torch.float32):
     d, k = random.randint(3, 8), random.randint(3, 6)
-    return torch.randn(n, d), torch.randn(k, d) * 2
+    return torch.randn(n, d, dtype=dtype), torch.randn(k, d, dtype=dtype) * 2
 
 
 def call(submission, x, c, device):
@@ -32,8 +33,11 @@ def check_assignment(out, x, c, device):
 
 
 def test_assigns_the_nearest_centroid(submission, device):
-    x, c = draw(random.randint(30, 60), device)
-    check_assignment(call(submission, x, c, device), x, c, device)
+    for dtype in (torch.float32, torch.float64):  # "float tensor": float64 features too
+        if dtype == torch.float64 and device.type == "mps":
+            continue  # MPS has no float64
+        x, c = draw(random.randint(30, 60), device, dtype)
+        check_assignment(call(submission, x, c, device), x, c, device)
 
 
 def test_kernels_do_not_grow_with_the_batch(submission, device):
@@ -44,7 +48,10 @@ def test_kernels_do_not_grow_with_the_batch(submission, device):
     # code whose work depends on which centroids win (a loop over centroids that skips idle ones) does the
     # same work for both sizes, on every draw.
     anchors = c + 1e-3 * torch.randn_like(c)
-    batches = [torch.cat([x_small, anchors]), torch.cat([torch.randn(4 * n, c.shape[1]), anchors])]
+    # The large batch has more than a thousand rows: "whatever its size", so a loop over chunks of any size a learner
+    # might pick (32, 256, 1024 rows) runs more kernels for it.
+    large = random.randint(1100, 1400)
+    batches = [torch.cat([x_small, anchors]), torch.cat([torch.randn(large, c.shape[1]), anchors])]
     for x in batches:
         with measure(device) as m:
             out = call(submission, x, c, device)

@@ -1,4 +1,4 @@
-# expect: the loss logged at step
+# expect: before the device has run it
 # on cuda: passes (it reads a non-blocking copy before it is known to have arrived: on a GPU the copy is usually
 # done in time, on the simulator never; the race is real, and the fix is the same)
 """Starts non_blocking copies of the logged losses and reads them without waiting for them to land."""

@@ -1,4 +1,4 @@
-# expect: a device without its index means the current device
+# expect: the index is not the model's
 import torch
 
 

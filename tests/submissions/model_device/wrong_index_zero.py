@@ -1,4 +1,4 @@
-# expect: a device without its index means the current device
+# expect: the index is not the model's
 """Adds an index, but always 0: the first GPU, whichever the model is on."""
 import torch
 from torch import nn
