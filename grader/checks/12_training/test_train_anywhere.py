@@ -10,6 +10,7 @@ float64 tensors made on an accelerator (a float64 running total), which MPS, a d
 import math
 import random
 import re
+import sys
 import weakref
 from dataclasses import dataclass
 
@@ -61,9 +62,21 @@ class Float64OnDevice(torch.overrides.TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        if isinstance(out, torch.Tensor) and out.dtype == torch.float64 and out.device.type != "cpu":
+        if isinstance(out, torch.Tensor) and out.dtype == torch.float64 and out.device.type != "cpu" \
+                and not printing():
             self.made.append(getattr(func, "__name__", str(func)))
         return out
+
+
+def printing() -> bool:
+    """Whether torch is formatting a tensor for print (it computes in float64 on the device, on CUDA as here; MPS
+    has its own path): that float64 is torch's, not the learner's."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename.endswith("_tensor_str.py"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def make_model(f, c):
