@@ -641,8 +641,11 @@ def test_benchmark_timer_synchronises_at_each_clock_reading_and_uses_one_thread(
     timer_module.timer()
     assert synchronised == [1]
     monkeypatch.undo()
-    measurement = benchmark.Timer(stmt="a + a", globals={"a": torch.ones(4)}).blocked_autorange(min_run_time=0.01)
-    assert measurement.num_threads == 1 and measurement.median > 0
+    runs = []
+    measurement = benchmark.Timer(stmt="runs.append(1)", globals={"runs": runs}).blocked_autorange(min_run_time=0.01)
+    assert measurement.num_threads == 1 and measurement.median > 0 and measurement.iqr >= 0
+    measured = len(measurement.times) * measurement.number_per_run
+    assert len(runs) > measured  # the warm-up that chose the block size ran the statement too
 
 
 def test_out_of_range_embedding_index_on_the_cpu():
