@@ -717,6 +717,56 @@ def test_allocator_configuration_is_read_from_either_name(name):
     assert read.stdout.strip() == settings, read.stderr[-2000:]
 
 
+def test_driver_view_exceeds_reserved_in_the_record():
+    """memory.md's record: mem_get_info's memory in use (the driver's count) exceeds what the allocator reserved."""
+    texts, _, hardware = recorded_outputs("memory")
+    assert hardware.get("gpus"), "memory.md was not recorded on a GPU"
+    found = [re.search(r"driver view :\s+([\d.]+) MiB in use.*\nPyTorch view:\s+([\d.]+) MiB reserved", t) for t in texts]
+    pairs = [(float(m.group(1)), float(m.group(2))) for m in found if m]
+    assert pairs, "the current record of memory.md shows no driver view (record the page again)"
+    driver, reserved = pairs[0]
+    assert driver > reserved
+
+
+def test_allocator_configuration_is_read_once():
+    _in_a_fresh_process("""
+        import os, torch
+        first = torch._C._accelerator_getAllocatorSettings()
+        os.environ["PYTORCH_ALLOC_CONF"] = first + ",expandable_segments:True"
+        assert torch._C._accelerator_getAllocatorSettings() == first, first
+    """)
+
+
+def test_zero_grad_sets_gradients_to_none():
+    model = torch.nn.Linear(2, 2)
+    optimizer = torch.optim.AdamW(model.parameters())
+    model(torch.randn(3, 2)).sum().backward()
+    assert model.weight.grad is not None
+    optimizer.zero_grad()
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_a_kept_exception_keeps_its_frames_tensors():
+    import gc
+    import weakref
+
+    def failing_step():
+        activation = torch.ones(1000)
+        watched.append(weakref.ref(activation))
+        raise RuntimeError("out of memory")
+
+    watched = []
+    try:
+        failing_step()
+    except RuntimeError as err:
+        kept = err
+    gc.collect()
+    assert watched[0]() is not None                # alive through kept.__traceback__'s frames
+    del kept
+    gc.collect()
+    assert watched[0]() is None
+
+
 def test_out_of_memory_error_is_a_runtime_error():
     assert issubclass(torch.OutOfMemoryError, RuntimeError)
 
