@@ -771,6 +771,24 @@ def test_out_of_memory_error_is_a_runtime_error():
     assert issubclass(torch.OutOfMemoryError, RuntimeError)
 
 
+# repeated-transfers.md: a check read from the page's record, and the CPU build's device modules.
+
+def test_round_trip_is_slower_in_the_record():
+    texts, _, hardware = recorded_outputs("repeated-transfers")
+    assert hardware.get("gpus"), "repeated-transfers.md was not recorded on a GPU"
+    found = [re.search(r"stay on device :\s+([\d.]+) us per step\nround trip     :\s+([\d.]+) us per step", t) for t in texts]
+    pairs = [(float(m.group(1)), float(m.group(2))) for m in found if m]
+    assert pairs, "the current record of repeated-transfers.md shows no round-trip timing"
+    stay, round_trip = pairs[0]
+    assert round_trip > stay
+
+
+def test_sync_debug_mode_is_cuda_only():
+    assert callable(torch.cuda.set_sync_debug_mode)
+    assert not [m.__name__ for m in (torch.accelerator, torch.mps, torch.xpu, torch.mtia)
+                if hasattr(m, "set_sync_debug_mode")]
+
+
 # device-agnostic-training.md, on this machine's CPU-only build (its GPU side is in the page's record).
 
 def test_summed_losses_chain_every_steps_graph():
