@@ -789,6 +789,33 @@ def test_sync_debug_mode_is_cuda_only():
                 if hasattr(m, "set_sync_debug_mode")]
 
 
+# debugging.md: the CPU side of a buffer assigned later, and the traceback of the page's record.
+
+def test_a_none_buffer_assigned_later_moves_with_the_module():
+    class Smoother(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("state", None, persistent=False)
+
+    smoother = Smoother()
+    smoother.state = torch.zeros(3)
+    assert [name for name, _ in smoother.named_buffers()] == ["state"]
+    smoother.to(torch.float64)
+    assert smoother.state.dtype == torch.float64 and "state" not in smoother.state_dict()
+
+
+def test_mismatch_traceback_ends_at_the_failing_line_in_the_record():
+    """debugging.md's record: the last frame of the traceback outside torch's own files is forward's line
+    that adds self.pos (the mismatch is raised on the host, at the line)."""
+    page = ROOT / "book" / "debugging.md"
+    errors = [out for _, rec in current_records(page) if rec for out in rec["outputs"] if out.get("output_type") == "error"]
+    assert errors, "the current record of debugging.md shows no traceback"
+    ansi = re.compile(r"\x1b\[[0-9;]*m")
+    frames = [ansi.sub("", frame) for frame in errors[0]["traceback"]]
+    ours = [frame for frame in frames if "site-packages/torch" not in frame and ("line" in frame or "forward" in frame)]
+    assert ours and "forward" in ours[-1] and "self.pos" in ours[-1], ours[-1:]
+
+
 # device-agnostic-training.md, on this machine's CPU-only build (its GPU side is in the page's record).
 
 def test_summed_losses_chain_every_steps_graph():
