@@ -243,7 +243,8 @@ def _in_a_fresh_process(code: str) -> None:
     import sys
     import textwrap
 
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300,
+                          cwd=ROOT)  # the repository root, so that the course's own packages import
     assert done.returncode == 0, done.stderr[-3000:]
 
 
@@ -814,6 +815,27 @@ def test_mismatch_traceback_ends_at_the_failing_line_in_the_record():
     frames = [ansi.sub("", frame) for frame in errors[0]["traceback"]]
     ours = [frame for frame in frames if "site-packages/torch" not in frame and ("line" in frame or "forward" in frame)]
     assert ours and "forward" in ours[-1] and "self.pos" in ours[-1], ours[-1:]
+
+
+# intro.md: the course's own simulated accelerator (in a process of its own: installing it is for good).
+
+def test_simulated_accelerator_refuses_a_tensor_left_on_the_cpu():
+    _in_a_fresh_process("""
+        from grader import simulated
+        simulated.install()
+        import torch
+        for mix, message in [
+                (lambda: torch.ones(2, device="sim") + torch.ones(2),
+                 "Expected all tensors to be on the same device, but found at least two devices, sim:0 and cpu!"),
+                (lambda: torch.nn.Linear(2, 2).to("sim")(torch.ones(3, 2)),
+                 "but got mat1 is on cpu, different from other tensors on sim:0 (when checking argument in method wrapper_SIM_addmm)")]:
+            try:
+                mix()
+            except RuntimeError as err:
+                assert message in str(err), err
+            else:
+                raise AssertionError("the simulated accelerator took a CPU tensor")
+    """)
 
 
 # device-agnostic-training.md, on this machine's CPU-only build (its GPU side is in the page's record).
