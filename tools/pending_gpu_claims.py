@@ -45,10 +45,32 @@ def zero_dim_on_another_gpu():
         print("RuntimeError:", str(err).splitlines()[0])
 
 
+# mps-and-accelerators.md: claims about the MPS device that no record of the book can show (the book is recorded
+# on Linux); run on an Apple Silicon Mac. gpus=0: they need MPS, not CUDA.
+
+@pending("mps-and-accelerators", 0, "'mps' and 'mps:0' tensors report mps:0; .to('mps') copies; mps and cpu do not mix; "
+         "float64 is refused with 'Cannot convert a MPS Tensor to float64 dtype ...'")
+def mps_device_rules():
+    if not torch.backends.mps.is_available():
+        print("  needs an Apple Silicon Mac with MPS")
+        return
+    host = torch.ones(3)
+    on_mps = host.to("mps")
+    print("  devices:", torch.zeros(1, device="mps").device, torch.zeros(1, device="mps:0").device,
+          "| a copy:", on_mps.data_ptr() != host.data_ptr())
+    for label, attempt in {"mps + cpu": lambda: on_mps + host,
+                           "float64 to mps": lambda: torch.ones(2, dtype=torch.float64).to("mps")}.items():
+        try:
+            attempt()
+            print(f"  {label}: no error")
+        except Exception as err:
+            print(f"  {label}: {type(err).__name__}: {str(err).splitlines()[0]}")
+
+
 if __name__ == "__main__":
     for name, (chapter, gpus, claim, show) in PENDING.items():
         print(f"{chapter}: {claim}")
-        if torch.cuda.device_count() < gpus:
+        if gpus and torch.cuda.device_count() < gpus:
             print(f"  needs {gpus} GPUs, this machine has {torch.cuda.device_count()}")
             continue
         show()

@@ -838,6 +838,41 @@ def test_simulated_accelerator_refuses_a_tensor_left_on_the_cpu():
     """)
 
 
+# mps-and-accelerators.md, on this machine's CPU-only Linux build (the MPS side needs a Mac: pending).
+
+def test_mps_device_objects():
+    assert (torch.device("mps").index, torch.device("mps:0").index) == (None, 0)
+    assert torch.device("mps") != torch.device("mps:0")
+
+
+def test_mps_tensor_on_a_build_without_mps():
+    assert not torch.backends.mps.is_built() and not torch.backends.mps.is_available()
+    with pytest.raises(NotImplementedError, match="Could not run 'aten::empty.memory_format' with arguments from the 'MPS' backend"):
+        torch.randn(2, device="mps")
+
+
+def test_device_modules_mirror_cuda():
+    assert all(callable(getattr(torch.mps, name)) for name in
+               ("synchronize", "empty_cache", "current_allocated_memory", "driver_allocated_memory", "manual_seed"))
+    assert isinstance(torch.mps.event.Event, type)
+    assert all(callable(getattr(torch.xpu, name)) for name in ("is_available", "synchronize", "memory_allocated"))
+    assert all(callable(getattr(torch.accelerator, name)) for name in
+               ("synchronize", "device_count", "current_device_index", "set_device_index", "current_stream",
+                "memory_allocated"))
+
+
+def test_a_renamed_privateuse1_backend_is_the_accelerator():
+    _in_a_fresh_process("""
+        import torch
+        assert torch._C._get_privateuse1_backend_name() == "privateuseone"
+        assert torch.accelerator.current_accelerator() is None
+        from grader import simulated
+        simulated.install()
+        assert torch._C._get_privateuse1_backend_name() == "sim"
+        assert torch.accelerator.current_accelerator().type == "sim" and torch.accelerator.is_available()
+    """)
+
+
 # device-agnostic-training.md, on this machine's CPU-only build (its GPU side is in the page's record).
 
 def test_summed_losses_chain_every_steps_graph():
