@@ -5,8 +5,6 @@ code to the chapter, record the page and put the sentence back with its marker a
 Usage, on a machine with the GPUs each needs: python tools/pending_gpu_claims.py
 """
 
-import threading
-
 import torch
 
 PENDING = {}
@@ -19,30 +17,8 @@ def pending(chapter: str, gpus: int, claim: str):
     return register
 
 
-@pending("tensors-and-devices", 2, "inside torch.cuda.device(1), an explicit 'cuda:0' still means cuda:0")
-def explicit_index_inside_device_context():
-    with torch.cuda.device(1):
-        print("'cuda' ->", torch.zeros(1, device="cuda").device, "| 'cuda:0' ->", torch.zeros(1, device="cuda:0").device)
-
-
-@pending("tensors-and-devices", 2, "torch.cuda.set_device changes the current device of the calling thread only")
-def set_device_is_per_thread():
-    torch.cuda.set_device(1)
-    seen = []
-    other = threading.Thread(target=lambda: seen.append(torch.cuda.current_device()))
-    other.start()
-    other.join()
-    print("this thread:", torch.cuda.current_device(), "| a new thread:", seen[0])
-    torch.cuda.set_device(0)
-
-
-@pending("device-mismatch", 2, "a zero-dimensional tensor on one GPU does not mix with tensors on another GPU")
-def zero_dim_on_another_gpu():
-    try:
-        torch.ones(3, device="cuda:0") * torch.tensor(2.0, device="cuda:1")
-        print("works")
-    except RuntimeError as err:
-        print("RuntimeError:", str(err).splitlines()[0])
+# The two-GPU claims of tensors-and-devices and device-mismatch (an explicit index inside torch.cuda.device(1),
+# set_device per thread, a 0-dim tensor on another GPU) are now shown by the last cell of multi-gpu.md.
 
 
 # mps-and-accelerators.md: claims about the MPS device that no record of the book can show (the book is recorded

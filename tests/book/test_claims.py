@@ -234,6 +234,8 @@ def test_visible_devices_renumber_in_the_multi_gpu_record():
             lists[m.group(1)] = ast.literal_eval(m.group(2))
     assert len(lists) == 2, f"the record shows no pair of GPU lists to compare: {lists}"
     assert lists["CUDA_VISIBLE_DEVICES='1,0'"] == lists["this process"][::-1]
+    ones = [ast.literal_eval(m.group(1)) for t in texts for m in [re.search(r"CUDA_VISIBLE_DEVICES='1': 1 (\[.*\])", t)] if m]
+    assert ones == [lists["this process"][1:]], f"with CUDA_VISIBLE_DEVICES='1' the record shows {ones}"
 
 
 def _in_a_fresh_process(code: str) -> None:
@@ -857,8 +859,8 @@ def test_device_modules_mirror_cuda():
     assert isinstance(torch.mps.event.Event, type)
     assert all(callable(getattr(torch.xpu, name)) for name in ("is_available", "synchronize", "memory_allocated"))
     assert all(callable(getattr(torch.accelerator, name)) for name in
-               ("synchronize", "device_count", "current_device_index", "set_device_index", "current_stream",
-                "memory_allocated"))
+               ("synchronize", "device_count", "current_device_index", "set_device_index", "device_index",
+                "current_stream", "memory_allocated"))
 
 
 def test_a_renamed_privateuse1_backend_is_the_accelerator():
@@ -871,6 +873,36 @@ def test_a_renamed_privateuse1_backend_is_the_accelerator():
         assert torch._C._get_privateuse1_backend_name() == "sim"
         assert torch.accelerator.current_accelerator().type == "sim" and torch.accelerator.is_available()
     """)
+
+
+# multi-gpu.md, on this machine's CPU (its GPU side is in the page's record, two GPUs).
+
+def test_distributed_sampler_shards_and_set_epoch():
+    from torch.utils.data import DistributedSampler
+    data = list(range(10))
+    shards = [list(DistributedSampler(data, num_replicas=2, rank=r, shuffle=True)) for r in (0, 1)]
+    assert not set(shards[0]) & set(shards[1]) and sorted(shards[0] + shards[1]) == data
+    sampler = DistributedSampler(data, num_replicas=2, rank=0, shuffle=True)
+    assert list(sampler) == list(sampler)              # no set_epoch: every epoch the same order
+    orders = []
+    for epoch in range(4):
+        sampler.set_epoch(epoch)
+        orders.append(list(sampler))
+    assert len({tuple(o) for o in orders}) > 1
+
+
+def test_torchrun_sets_the_process_environment(tmp_path):
+    import subprocess
+    import sys
+    script = tmp_path / "show_env.py"
+    script.write_text("import os\nprint(*(os.environ[k] for k in ('RANK', 'LOCAL_RANK', 'WORLD_SIZE', 'MASTER_ADDR',"
+                      " 'MASTER_PORT')), flush=True)\n")
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node=2", "--standalone", str(script)],
+                          capture_output=True, text=True, timeout=300, env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = sorted(line.split() for line in done.stdout.splitlines() if line.strip())
+    assert [r[:3] for r in rows] == [["0", "0", "2"], ["1", "1", "2"]]
+    assert all(r[3] and r[4].isdigit() for r in rows) and rows[0][3:] == rows[1][3:]
 
 
 # device-agnostic-training.md, on this machine's CPU-only build (its GPU side is in the page's record).
