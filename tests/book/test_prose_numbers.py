@@ -33,6 +33,7 @@ ALLOWED = {
     ("memory", "16 GiB"): "exercise data",
     ("memory", "10 GiB"): "exercise solution arithmetic",
     ("data-loading", "4 KiB"): "a size the measuring cell sets",
+    ("performance", "384 MiB"): "the size of the pinned allocation the measuring cell makes",
     ("performance", "4 KiB"): "the size data-loading's measuring cell sets, named to point at its timing",
     ("data-loading", "4 MiB"): "a size the measuring cell sets",
     ("data-loading", "256 MiB"): "a size the measuring cell sets",
