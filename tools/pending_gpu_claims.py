@@ -18,7 +18,8 @@ def pending(chapter: str, gpus: int, claim: str):
 
 
 # The two-GPU claims of tensors-and-devices and device-mismatch (an explicit index inside torch.cuda.device(1),
-# set_device per thread, a 0-dim tensor on another GPU) are now shown by the last cell of multi-gpu.md.
+# set_device per thread, a 0-dim tensor on another GPU) are now shown by the last cell of multi-gpu.md,
+# and their sentences are back in those chapters.
 
 
 # mps-and-accelerators.md: claims about the MPS device that no record of the book can show (the book is recorded
