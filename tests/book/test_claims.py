@@ -234,6 +234,8 @@ def test_visible_devices_renumber_in_the_multi_gpu_record():
             lists[m.group(1)] = ast.literal_eval(m.group(2))
     assert len(lists) == 2, f"the record shows no pair of GPU lists to compare: {lists}"
     assert lists["CUDA_VISIBLE_DEVICES='1,0'"] == lists["this process"][::-1]
+    ones = [ast.literal_eval(m.group(1)) for t in texts for m in [re.search(r"CUDA_VISIBLE_DEVICES='1': 1 (\[.*\])", t)] if m]
+    assert ones == [lists["this process"][1:]], f"with CUDA_VISIBLE_DEVICES='1' the record shows {ones}"
 
 
 def _in_a_fresh_process(code: str) -> None:
@@ -243,7 +245,8 @@ def _in_a_fresh_process(code: str) -> None:
     import sys
     import textwrap
 
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300,
+                          cwd=ROOT)  # the repository root, so that the course's own packages import
     assert done.returncode == 0, done.stderr[-3000:]
 
 
@@ -641,8 +644,11 @@ def test_benchmark_timer_synchronises_at_each_clock_reading_and_uses_one_thread(
     timer_module.timer()
     assert synchronised == [1]
     monkeypatch.undo()
-    measurement = benchmark.Timer(stmt="a + a", globals={"a": torch.ones(4)}).blocked_autorange(min_run_time=0.01)
-    assert measurement.num_threads == 1 and measurement.median > 0
+    runs = []
+    measurement = benchmark.Timer(stmt="runs.append(1)", globals={"runs": runs}).blocked_autorange(min_run_time=0.01)
+    assert measurement.num_threads == 1 and measurement.median > 0 and measurement.iqr >= 0
+    measured = len(measurement.times) * measurement.number_per_run
+    assert len(runs) > measured  # the warm-up that chose the block size ran the statement too
 
 
 def test_out_of_range_embedding_index_on_the_cpu():
@@ -714,8 +720,189 @@ def test_allocator_configuration_is_read_from_either_name(name):
     assert read.stdout.strip() == settings, read.stderr[-2000:]
 
 
+def test_driver_view_exceeds_reserved_in_the_record():
+    """memory.md's record: mem_get_info's memory in use (the driver's count) exceeds what the allocator reserved."""
+    texts, _, hardware = recorded_outputs("memory")
+    assert hardware.get("gpus"), "memory.md was not recorded on a GPU"
+    found = [re.search(r"driver view :\s+([\d.]+) MiB in use.*\nPyTorch view:\s+([\d.]+) MiB reserved", t) for t in texts]
+    pairs = [(float(m.group(1)), float(m.group(2))) for m in found if m]
+    assert pairs, "the current record of memory.md shows no driver view (record the page again)"
+    driver, reserved = pairs[0]
+    assert driver > reserved
+
+
+def test_allocator_configuration_is_read_once():
+    _in_a_fresh_process("""
+        import os, torch
+        first = torch._C._accelerator_getAllocatorSettings()
+        os.environ["PYTORCH_ALLOC_CONF"] = first + ",expandable_segments:True"
+        assert torch._C._accelerator_getAllocatorSettings() == first, first
+    """)
+
+
+def test_zero_grad_sets_gradients_to_none():
+    model = torch.nn.Linear(2, 2)
+    optimizer = torch.optim.AdamW(model.parameters())
+    model(torch.randn(3, 2)).sum().backward()
+    assert model.weight.grad is not None
+    optimizer.zero_grad()
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_a_kept_exception_keeps_its_frames_tensors():
+    import gc
+    import weakref
+
+    def failing_step():
+        activation = torch.ones(1000)
+        watched.append(weakref.ref(activation))
+        raise RuntimeError("out of memory")
+
+    watched = []
+    try:
+        failing_step()
+    except RuntimeError as err:
+        kept = err
+    gc.collect()
+    assert watched[0]() is not None                # alive through kept.__traceback__'s frames
+    del kept
+    gc.collect()
+    assert watched[0]() is None
+
+
 def test_out_of_memory_error_is_a_runtime_error():
     assert issubclass(torch.OutOfMemoryError, RuntimeError)
+
+
+# repeated-transfers.md: a check read from the page's record, and the CPU build's device modules.
+
+def test_round_trip_is_slower_in_the_record():
+    texts, _, hardware = recorded_outputs("repeated-transfers")
+    assert hardware.get("gpus"), "repeated-transfers.md was not recorded on a GPU"
+    found = [re.search(r"stay on device :\s+([\d.]+) us per step\nround trip     :\s+([\d.]+) us per step", t) for t in texts]
+    pairs = [(float(m.group(1)), float(m.group(2))) for m in found if m]
+    assert pairs, "the current record of repeated-transfers.md shows no round-trip timing"
+    stay, round_trip = pairs[0]
+    assert round_trip > stay
+
+
+def test_sync_debug_mode_is_cuda_only():
+    assert callable(torch.cuda.set_sync_debug_mode)
+    assert not [m.__name__ for m in (torch.accelerator, torch.mps, torch.xpu, torch.mtia)
+                if hasattr(m, "set_sync_debug_mode")]
+
+
+# debugging.md: the CPU side of a buffer assigned later, and the traceback of the page's record.
+
+def test_a_none_buffer_assigned_later_moves_with_the_module():
+    class Smoother(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("state", None, persistent=False)
+
+    smoother = Smoother()
+    smoother.state = torch.zeros(3)
+    assert [name for name, _ in smoother.named_buffers()] == ["state"]
+    smoother.to(torch.float64)
+    assert smoother.state.dtype == torch.float64 and "state" not in smoother.state_dict()
+
+
+def test_mismatch_traceback_ends_at_the_failing_line_in_the_record():
+    """debugging.md's record: the last frame of the traceback outside torch's own files is forward's line
+    that adds self.pos (the mismatch is raised on the host, at the line)."""
+    page = ROOT / "book" / "debugging.md"
+    errors = [out for _, rec in current_records(page) if rec for out in rec["outputs"] if out.get("output_type") == "error"]
+    assert errors, "the current record of debugging.md shows no traceback"
+    ansi = re.compile(r"\x1b\[[0-9;]*m")
+    frames = [ansi.sub("", frame) for frame in errors[0]["traceback"]]
+    ours = [frame for frame in frames if "site-packages/torch" not in frame and ("line" in frame or "forward" in frame)]
+    assert ours and "forward" in ours[-1] and "self.pos" in ours[-1], ours[-1:]
+
+
+# intro.md: the course's own simulated accelerator (in a process of its own: installing it is for good).
+
+def test_simulated_accelerator_refuses_a_tensor_left_on_the_cpu():
+    _in_a_fresh_process("""
+        from grader import simulated
+        simulated.install()
+        import torch
+        for mix, message in [
+                (lambda: torch.ones(2, device="sim") + torch.ones(2),
+                 "Expected all tensors to be on the same device, but found at least two devices, sim:0 and cpu!"),
+                (lambda: torch.nn.Linear(2, 2).to("sim")(torch.ones(3, 2)),
+                 "but got mat1 is on cpu, different from other tensors on sim:0 (when checking argument in method wrapper_SIM_addmm)")]:
+            try:
+                mix()
+            except RuntimeError as err:
+                assert message in str(err), err
+            else:
+                raise AssertionError("the simulated accelerator took a CPU tensor")
+    """)
+
+
+# mps-and-accelerators.md, on this machine's CPU-only Linux build (the MPS side needs a Mac: pending).
+
+def test_mps_device_objects():
+    assert (torch.device("mps").index, torch.device("mps:0").index) == (None, 0)
+    assert torch.device("mps") != torch.device("mps:0")
+
+
+def test_mps_tensor_on_a_build_without_mps():
+    assert not torch.backends.mps.is_built() and not torch.backends.mps.is_available()
+    with pytest.raises(NotImplementedError, match="Could not run 'aten::empty.memory_format' with arguments from the 'MPS' backend"):
+        torch.randn(2, device="mps")
+
+
+def test_device_modules_mirror_cuda():
+    assert all(callable(getattr(torch.mps, name)) for name in
+               ("synchronize", "empty_cache", "current_allocated_memory", "driver_allocated_memory", "manual_seed"))
+    assert isinstance(torch.mps.event.Event, type)
+    assert all(callable(getattr(torch.xpu, name)) for name in ("is_available", "synchronize", "memory_allocated"))
+    assert all(callable(getattr(torch.accelerator, name)) for name in
+               ("synchronize", "device_count", "current_device_index", "set_device_index", "device_index",
+                "current_stream", "memory_allocated"))
+
+
+def test_a_renamed_privateuse1_backend_is_the_accelerator():
+    _in_a_fresh_process("""
+        import torch
+        assert torch._C._get_privateuse1_backend_name() == "privateuseone"
+        assert torch.accelerator.current_accelerator() is None
+        from grader import simulated
+        simulated.install()
+        assert torch._C._get_privateuse1_backend_name() == "sim"
+        assert torch.accelerator.current_accelerator().type == "sim" and torch.accelerator.is_available()
+    """)
+
+
+# multi-gpu.md, on this machine's CPU (its GPU side is in the page's record, two GPUs).
+
+def test_distributed_sampler_shards_and_set_epoch():
+    from torch.utils.data import DistributedSampler
+    data = list(range(10))
+    shards = [list(DistributedSampler(data, num_replicas=2, rank=r, shuffle=True)) for r in (0, 1)]
+    assert not set(shards[0]) & set(shards[1]) and sorted(shards[0] + shards[1]) == data
+    sampler = DistributedSampler(data, num_replicas=2, rank=0, shuffle=True)
+    assert list(sampler) == list(sampler)              # no set_epoch: every epoch the same order
+    orders = []
+    for epoch in range(4):
+        sampler.set_epoch(epoch)
+        orders.append(list(sampler))
+    assert len({tuple(o) for o in orders}) > 1
+
+
+def test_torchrun_sets_the_process_environment(tmp_path):
+    import subprocess
+    import sys
+    script = tmp_path / "show_env.py"
+    script.write_text("import os\nprint(*(os.environ[k] for k in ('RANK', 'LOCAL_RANK', 'WORLD_SIZE', 'MASTER_ADDR',"
+                      " 'MASTER_PORT')), flush=True)\n")
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node=2", "--standalone", str(script)],
+                          capture_output=True, text=True, timeout=300, env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = sorted(line.split() for line in done.stdout.splitlines() if line.strip())
+    assert [r[:3] for r in rows] == [["0", "0", "2"], ["1", "1", "2"]]
+    assert all(r[3] and r[4].isdigit() for r in rows) and rows[0][3:] == rows[1][3:]
 
 
 # device-agnostic-training.md, on this machine's CPU-only build (its GPU side is in the page's record).
