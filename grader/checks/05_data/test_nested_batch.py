@@ -67,12 +67,13 @@ def move(submission, batch, device, what):
 
 
 def deep_batch(depth):
-    """A tensor `depth` containers down (each a dict, list or tuple), beside a tensor at the top."""
-    batch = random_tensor()
-    for _ in range(depth):
-        kind = random.choice(["dict", "list", "tuple"])
+    """An int64 tensor `depth` containers down, each kind (dict, list, tuple) in every three levels, beside a
+    float32 tensor at the top: the same kinds and dtypes on every draw, so a wrong fix fails here every time."""
+    kinds = [kind for _ in range(3) for kind in random.sample(["dict", "list", "tuple"], 3)][:depth]
+    batch = random_tensor(torch.int64)
+    for kind in kinds:
         batch = {"inner": batch} if kind == "dict" else [batch] if kind == "list" else (batch,)
-    return {"top": random_tensor(), "nested": batch}
+    return {"top": random_tensor(torch.float32), "nested": batch}
 
 
 def current_index() -> int | None:
@@ -162,7 +163,7 @@ def test_keeps_every_dtype(submission, device):
 
 
 def test_moves_tensors_many_levels_down(submission, device):
-    depth = random.randint(6, 9)
+    depth = random.randint(6, 9)  # every kind twice at least
     batch = deep_batch(depth)
     before = copy.deepcopy(batch)
     moved = move(submission, batch, device, f"a batch nested {depth} levels deep")
@@ -170,9 +171,10 @@ def test_moves_tensors_many_levels_down(submission, device):
 
 
 def test_moves_a_lone_tensor_and_leaves_other_values(submission, device):
-    t = random_tensor()
-    moved = move(submission, t, device, "a tensor")
-    compare(submission, moved, t, device, "to_device(tensor)")
+    for dtype in FLOATS + INTEGERS + [torch.bool]:  # every dtype, so a conversion fails here on every draw
+        t = random_tensor(dtype)
+        moved = move(submission, t, device, f"a {str(dtype).removeprefix('torch.')} tensor")
+        compare(submission, moved, t, device, "to_device(tensor)")
     for value in OTHER_LEAVES:
         moved = move(submission, value, device, repr(value))
         compare(submission, moved, value, device, f"to_device({value!r})")
