@@ -1,0 +1,128 @@
+"""Start the doctor's process for a script and wait for its findings (grader.doctor.probe runs inside).
+
+The script runs as a submission does (grader/INTEGRITY.md): in a process of its own, confined by Landlock to
+write only into a private temporary folder, with grader.limits' memory and output limits, a limit on CPU time
+(`timeout`) and a longer one on the clock (grader.limits.wall_limit: a hang that burns no CPU). It runs in a
+scratch copy of the folder the doctor was started in: every entry there is a link to yours, so the script reads
+your files (data, configs, checkpoints) by the same relative paths, and what it writes (checkpoints, logs)
+lands in the scratch folder, removed afterwards."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from grader import limits, sandbox
+
+DEFAULT_STEPS = 3  # two steps tell a per-step pattern from a one-off; a third makes growth visible
+DEFAULT_TIMEOUT = 120.0  # seconds of CPU time
+OUTPUT_KEPT = 4000  # characters of the script's own output kept for the report
+
+
+def scratch_copy(folder: Path, into: Path) -> Path:
+    """`into`/work with a link to each entry of `folder`."""
+    work = into / "work"
+    work.mkdir()
+    for entry in folder.iterdir():
+        try:
+            (work / entry.name).symlink_to(entry)
+        except OSError:
+            pass
+    return work
+
+
+def run(script: str, args: list[str] = (), device: str = "sim:1", steps: int = DEFAULT_STEPS,
+        timeout: float = DEFAULT_TIMEOUT, profile: str = "cuda", cwd: str | None = None) -> dict:
+    """Run the doctor on `script`; the result as a dict (grader.doctor.session's, or what went wrong)."""
+    script_path = Path(script).resolve()
+    if not script_path.is_file():
+        return {"outcome": "no-script", "script": str(script_path),
+                "message": f"{script} is not a file: give the path of a Python script."}
+    private = sandbox.private_folder()
+    try:
+        work = scratch_copy(Path(cwd or os.getcwd()).resolve(), private)
+        request = {"script": str(script_path), "args": list(args), "device": device, "steps": steps,
+                   "profile": profile, "private": str(private), "result": str(private / "result.json")}
+        (private / "request.json").write_text(json.dumps(request), encoding="utf-8")
+        started = time.monotonic()
+        output, status, timed_out = _spawn(private, work, timeout)
+        wall = time.monotonic() - started
+        result_file = private / "result.json"
+        if result_file.is_file() and not timed_out:
+            try:
+                result = json.loads(result_file.read_text(encoding="utf-8"))
+            except ValueError:
+                result = {"outcome": "doctor-error", "error": "the doctor's result could not be read"}
+        else:
+            result = {"outcome": _why_gone(status, timed_out, timeout), "script": str(script_path),
+                      "device": device, "findings": []}
+            result["message"] = _message(result["outcome"], timeout, output)
+        result["output"] = output[-OUTPUT_KEPT:]
+        result["seconds"] = round(wall, 2)
+        result.setdefault("script", str(script_path))
+        result.setdefault("findings", [])
+        return result
+    finally:
+        sandbox.remove(private)
+
+
+def _limits(cpu_seconds: float):
+    def apply():
+        seconds = max(1, int(cpu_seconds))
+        resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 5))
+    return apply
+
+
+def _spawn(private: Path, work: Path, timeout: float):
+    env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTHONSTARTUP", None)
+    import grader
+
+    root = str(Path(grader.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.Popen([sys.executable, "-m", "grader.doctor.probe", str(private / "request.json")],
+                            cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_limits(timeout))
+    timed_out = False
+    try:
+        out, _ = proc.communicate(timeout=limits.wall_limit(timeout))
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(proc.pid)
+        out, _ = proc.communicate()
+    _kill_group(proc.pid)  # DataLoader workers and whatever else the script started
+    return out.decode("utf-8", "replace"), proc.returncode, timed_out
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _why_gone(status: int, timed_out: bool, timeout: float) -> str:
+    if timed_out or status in (-signal.SIGXCPU, -signal.SIGKILL) and timed_out:
+        return "timeout"
+    if status == -signal.SIGXCPU:
+        return "timeout"
+    if status is not None and status < 0:
+        return "killed"
+    return "doctor-error"
+
+
+def _message(outcome: str, timeout: float, output: str) -> str:
+    if outcome == "timeout":
+        return (f"The script did not reach its steps within the time limit ({timeout:g} s of CPU time, "
+                f"{limits.wall_limit(timeout):g} s on the clock): it hangs, or a step is very slow here. Try "
+                "--steps 1, a smaller batch or model, or --timeout.")
+    if outcome == "killed":
+        return ("The script's process was killed (out of memory?): the doctor allows "
+                f"{limits.describe_memory()}.")
+    return "The doctor's process ended without a result. Its last output:\n" + output[-1000:]
