@@ -119,6 +119,8 @@ class Analysis:
             names[line].add(name)
         out = []
         for line, (n, per) in self.repeated(events).items():
+            if line in self.rec.backward_lines:
+                continue  # the gradient of a forward operation, which is reported at its own line
             ops = ", ".join(sorted(names[line]))
             out.append(self.finding("data-dependent-shape", (
                 f"{ops} on {self.device} every step: the size of its result depends on the values on the device, "

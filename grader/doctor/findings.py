@@ -24,7 +24,7 @@ KINDS = {k.code: k for k in [
          "Choosing the device: from a chain of ifs to torch.accelerator"),
     Kind("device-mismatch", "error", "tensors on different devices in one operation", "device-mismatch",
          "Reading the error"),
-    Kind("lost-index", "error", "a device index lost: tensors on two accelerators", "multi-gpu", "The current device"),
+    Kind("lost-index", "error", "tensors on two accelerators in one operation (a lost or wrong device index)", "multi-gpu", "The current device"),
     Kind("host-read-per-step", "warning", "Python reads a device value every step", "repeated-transfers",
          "Round trips inside loops"),
     Kind("sync-per-step", "warning", "an explicit synchronisation every step", "repeated-transfers",

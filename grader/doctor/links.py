@@ -20,3 +20,10 @@ def url(kind: Kind) -> str:
 
 def section(kind: Kind) -> dict:
     return {"title": kind.heading, "chapter": book_links.page_title(kind.page), "url": url(kind)}
+
+
+def home() -> str:
+    """The book's first page: published, or built in this clone."""
+    if book_links.base_url():
+        return f"{book_links.base_url()}/book/intro.html"
+    return (book_links.BUILT_BOOK / "index.html").as_uri()

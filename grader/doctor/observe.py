@@ -74,6 +74,8 @@ class Recorder:
     peak_holders: Counter = field(default_factory=Counter)  # line -> bytes held at the peak
     pending: dict = field(default_factory=dict)  # data_ptr -> line of non_blocking copies back not waited for
     measurement: instruments.Measurement | None = None
+    # Lines whose data-sized operations ran in backward (the gradient of a forward one, reported there)
+    backward_lines: set = field(default_factory=set)
 
     @property
     def step(self) -> tuple[int, int]:
@@ -208,6 +210,9 @@ class Watch(TorchDispatchMode):
         outs = [t for t in _tensors(out) if rec.on_device(t)]
         if not outs:
             return
+        if (func in instruments.DATA_DEPENDENT or func in instruments._INDEXING) \
+                and torch._C._current_autograd_node() is not None:
+            rec.backward_lines.add(line())
         if any(t.dtype == torch.float64 for t in outs) and not any(
                 rec.on_device(t) and t.dtype == torch.float64 for t in _tensors(args)):
             rec.float64.append((rec.step, line()))
