@@ -91,6 +91,8 @@ class Analysis:
         final = self.m.read_lines + self.m.printed_lines
         out = []
         for line, (n, per) in self.repeated(self.counter_events("reads", final)).items():
+            if self.rec.by_design[line] >= n:
+                continue  # all of them inside GradScaler (observe.BY_DESIGN)
             out.append(self.finding("host-read-per-step", (
                 f"{plural(per, 'read')} of a {self.device} value per step ({n} in the steps run): "
                 ".item(), float(), int(), bool(), .tolist(), an `if` on a tensor or print(t) make Python wait until "
@@ -99,12 +101,22 @@ class Analysis:
         return out
 
     def syncs(self):
+        """synchronize() calls (observe.watch_synchronize), and waits for one stream or event (the measurement's)."""
+        events = [(step, line) for step, line, _ in self.rec.syncs]
+        own = {line for _, line in events}
+        events += [e for e in self.counter_events("syncs", self.m.sync_lines) if e[1] not in own]
+        waited = defaultdict(set)
+        for _, line, device in self.rec.syncs:
+            waited[line].add(device)
         out = []
-        for line, (n, per) in self.repeated(self.counter_events("syncs", self.m.sync_lines)).items():
+        for line, (n, per) in self.repeated(events).items():
+            other = sorted(waited[line] - {self.device})
+            note = (f" It waits for {', '.join(other)}, the current device, not {self.device} where the work runs: "
+                    "as a timing it measures nothing.") if other else ""
             out.append(self.finding("sync-per-step", (
-                f"{plural(per, 'explicit synchronisation')} of {self.device} per step: the host waits for the device "
-                "to finish every step, so nothing overlaps. Remove it; synchronize only to time, or before reading "
-                "a non_blocking copy."), line))
+                f"{plural(per, 'explicit synchronisation')} per step: the host waits for the device to finish "
+                "every step, so nothing overlaps. Remove it; synchronize only to time, or before reading a "
+                f"non_blocking copy.{note}"), line))
         return out
 
     def data_dependent(self):

@@ -76,6 +76,11 @@ class Recorder:
     measurement: instruments.Measurement | None = None
     # Lines whose data-sized operations ran in backward (the gradient of a forward one, reported there)
     backward_lines: set = field(default_factory=set)
+    # Inside library code that reads device values or makes float64 by design (GradScaler checks for inf every
+    # step, with a float64 reciprocal): not the learner's doing. by_design counts its reads per line.
+    inside_library: int = 0
+    syncs: list = field(default_factory=list)  # (step, line, device waited for) of synchronize() calls
+    by_design: Counter = field(default_factory=Counter)
 
     @property
     def step(self) -> tuple[int, int]:
@@ -213,7 +218,7 @@ class Watch(TorchDispatchMode):
         if (func in instruments.DATA_DEPENDENT or func in instruments._INDEXING) \
                 and torch._C._current_autograd_node() is not None:
             rec.backward_lines.add(line())
-        if any(t.dtype == torch.float64 for t in outs) and not any(
+        if not rec.inside_library and any(t.dtype == torch.float64 for t in outs) and not any(
                 rec.on_device(t) and t.dtype == torch.float64 for t in _tensors(args)):
             rec.float64.append((rec.step, line()))
         if not func.is_view and not func._schema.is_mutable:
@@ -309,3 +314,73 @@ def _left_behind(model: torch.nn.Module, target: torch.device):
                     holder = "nn.ModuleList/ModuleDict" if "module" in kinds else "buffers"
                     yield (f"`{owner.format(name)}` (a plain {type(value).__name__} of "
                            f"{' and '.join(sorted(kinds))}s, not moved: make it {holder})")
+
+
+#: Library functions that sync or make float64 on the device by design, every step.
+BY_DESIGN = (("torch.amp.grad_scaler", "GradScaler", ("step", "update", "unscale_")),)
+
+
+def watch_library(rec: Recorder):
+    """Mark the calls of BY_DESIGN functions, so that their reads and float64 are not reported as the learner's."""
+    import importlib
+
+    undo = []
+    for module_name, class_name, methods in BY_DESIGN:
+        try:
+            owner = getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError):
+            continue
+        for name in methods:
+            original = getattr(owner, name)
+
+            def call(*args, _original=original, **kwargs):
+                m = rec.measurement
+                before = (m.read_lines + m.printed_lines) if m is not None else Counter()
+                rec.inside_library += 1
+                try:
+                    return _original(*args, **kwargs)
+                finally:
+                    rec.inside_library -= 1
+                    if m is not None:
+                        rec.by_design.update((m.read_lines + m.printed_lines) - before)
+
+            functools.update_wrapper(call, original)
+            setattr(owner, name, call)
+            undo.append((owner, name, original))
+    return undo
+
+
+def watch_synchronize(rec: Recorder):
+    """Note every synchronize() of the accelerator, whichever device it waits for: the host stalls all the same
+    (instruments.measure counts only those that wait for the measured device). A call made inside another (the
+    simulator's accelerator hooks call its module's) is one wait."""
+    owners = [torch.accelerator]
+    module = getattr(torch, rec.device.type, None)
+    if module is not None and callable(getattr(module, "synchronize", None)):
+        owners.append(module)
+    undo, inside = [], [0]
+    for owner in owners:
+        original = owner.synchronize
+
+        def synchronize(device=None, *args, _original=original, _owner=owner, **kwargs):
+            if not inside[0] and not rec.inside_library:
+                try:
+                    if device is None:
+                        current = getattr(_owner, "current_device", None) or torch.accelerator.current_device_index
+                        waited = f"{rec.device.type}:{current()}"
+                    else:
+                        waited = str(torch.device(rec.device.type, device) if isinstance(device, int)
+                                     else torch.device(device))
+                    rec.syncs.append((rec.step, line(), waited))
+                except Exception:
+                    pass
+            inside[0] += 1
+            try:
+                return _original(device, *args, **kwargs)
+            finally:
+                inside[0] -= 1
+
+        functools.update_wrapper(synchronize, original)
+        setattr(owner, "synchronize", synchronize)
+        undo.append((owner, "synchronize", original))
+    return undo

@@ -61,7 +61,8 @@ def print_report(console: Console, result: dict, base: str | None = None) -> Non
     outcome = result.get("outcome")
     header = Text.assemble(("Doctor: ", "bold"), (script, "bold cyan"), f" on {where}")
     if outcome in OUTCOME:
-        header.append(", " + OUTCOME[outcome].format(done=steps.get("done", 0), unit=steps.get("unit", "steps"),
+        done, unit = steps.get("done", 0), steps.get("unit", "steps")
+        header.append(", " + OUTCOME[outcome].format(done=done, unit=unit[:-1] if done == 1 else unit,
                                                      exit_code=result.get("exit_code")))
     if "seconds" in result:
         header.append(f" ({result['seconds']:.1f} s)", style="dim")

@@ -16,7 +16,8 @@ import torch
 from grader import instruments
 from grader.doctor import analyze, cuda_only
 from grader.doctor.findings import order
-from grader.doctor.observe import Recorder, Watch, watch_module_moves, watch_python_data
+from grader.doctor.observe import (Recorder, Watch, watch_library, watch_module_moves, watch_python_data,
+                                  watch_synchronize)
 from grader.doctor.steps import Steps, StopScript
 
 
@@ -51,7 +52,8 @@ def run(request: dict, device: torch.device) -> dict:
     undo = []
     if device.type != "cpu":
         undo += _main_device(device)
-    undo += steps.install() + watch_python_data(rec) + watch_module_moves(rec)
+    undo += steps.install() + watch_python_data(rec) + watch_module_moves(rec) + watch_library(rec)
+    undo += watch_synchronize(rec) if device.type != "cpu" else []
     sys.argv = [path] + list(request.get("args", []))
     sys.path.insert(0, os.path.dirname(path))
     namespace = {"__name__": "__main__", "__file__": path, "__builtins__": builtins, "__spec__": None}
