@@ -57,7 +57,7 @@ def run(request: dict, device: torch.device) -> dict:
     sys.argv = [path] + list(request.get("args", []))
     sys.path.insert(0, os.path.dirname(path))
     namespace = {"__name__": "__main__", "__file__": path, "__builtins__": builtins, "__spec__": None}
-    outcome, error = "finished", None
+    outcome, error, exit_code = "finished", None, None
     with instruments.measure(device) as m, Watch(rec):
         rec.measurement = m
         try:
@@ -66,6 +66,7 @@ def run(request: dict, device: torch.device) -> dict:
             outcome, error = "stopped", stop
         except SystemExit as exc:
             outcome = "finished" if exc.code in (None, 0) else "exited"
+            exit_code = exc.code if isinstance(exc.code, int) else str(exc.code)
         except BaseException as exc:  # noqa: BLE001 - the learner's error is a finding
             outcome, error = "crashed", exc
     sys.stdout.flush()
@@ -83,7 +84,7 @@ def run(request: dict, device: torch.device) -> dict:
         "device": str(device),
         "profile": request.get("profile", "cuda"),
         "outcome": outcome,
-        "exit_code": getattr(error, "code", None) if outcome == "exited" else None,
+        "exit_code": exit_code,
         "steps": {"asked": request["steps"], "done": steps.done,
                   "unit": "optimizer steps" if steps.unit == "optimizer" else "loop iterations"},
         "findings": [f.to_json() for f in order(findings)],

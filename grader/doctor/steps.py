@@ -1,7 +1,9 @@
 """Steps of the learner's script: optimizer steps (every optimizer, through torch's global step hooks) and
 iterations of its data loops (every DataLoader's iterator). Each is a boundary between steps for the per-step
 findings, and the doctor stops the script after `limit` of them (optimizer steps, or loop iterations where no
-optimizer has stepped), by raising StopScript: a BaseException, which a script's `except Exception` lets by."""
+optimizer has stepped), by raising StopScript: a BaseException, which a script's `except Exception` lets by.
+It stops at the next boundary after the last step (the next step, or the next batch), so that what the loop
+does after `optimizer.step()` (logging a loss) is seen for the last step too."""
 
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ class Steps:
     optimizer: list[Mark] = field(default_factory=list)  # after each optimizer step
     batch: list[Mark] = field(default_factory=list)  # before each loop iteration after the first
     optimizer_state: list = field(default_factory=list)  # (line, what) of optimizer state on another device
+    stopping: bool = False  # the steps asked for are done: stop at the next boundary
 
     def _mark(self) -> Mark:
         m = self.rec.measurement
@@ -50,15 +53,19 @@ class Steps:
         self.optimizer.append(self._mark())
         self.rec.step_optimizer = len(self.optimizer)
         if len(self.optimizer) >= self.limit:
-            raise StopScript()
+            self.stopping = True
 
     def before_step(self, optimizer, *_):
+        if self.stopping:
+            raise StopScript()
         try:
             _check_state(optimizer, self.optimizer_state)
         except Exception:
             pass
 
     def next_batch(self, first: bool):
+        if self.stopping:
+            raise StopScript()
         if not first:
             self.batch.append(self._mark())
             self.rec.step_batch = len(self.batch)
