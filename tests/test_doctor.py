@@ -283,3 +283,47 @@ def test_the_scripts_own_arguments_and_exit(tmp_path):
     run = doctor("script.py", "--epochs", "2", cwd=tmp_path)
     assert "exited with status 3" in run.stdout
     assert "args ['--epochs', '2']" in run.stdout
+
+
+# ---------------------------------------------------------------------------------------------- notebooks
+def test_cells_are_joined_line_for_line():
+    from grader.doctor import notebook
+
+    joined = notebook.join([
+        ("In [1]", "%load_ext grader.magics\nimport torch"),
+        ("In [2]", "%%timeit\nx = 1"),  # another cell magic: left out
+        ("In [3]", "%%exercise demo\ndef f(x):\n    !echo hi\n    return x"),
+        ("In [4]", "def broken(:"),  # does not parse: left out
+    ])
+    assert joined.source.splitlines() == ["pass", "import torch", "", "def f(x):", "    pass", "    return x"]
+    assert joined.where == [("In [1]", 1), ("In [1]", 2), ("In [3]", 1), ("In [3]", 2), ("In [3]", 3),
+                            ("In [3]", 4)]
+
+
+def test_the_notebook_magic_places_findings_at_their_cell_and_line(tmp_path, monkeypatch):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from grader import report
+
+    monkeypatch.chdir(tmp_path)
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_cell("%load_ext grader.magics", store_history=True)
+        shell.run_cell("import torch\ndevice = torch.accelerator.current_accelerator() or torch.device('cpu')",
+                       store_history=True)
+        shell.run_cell("w = torch.randn(4, 2, device=device, requires_grad=True)\n"
+                       "opt = torch.optim.SGD([w], lr=0.1)", store_history=True)
+        shell.run_cell("for step in range(5):\n"
+                       "    loss = (torch.randn(8, 4, device=device) @ w).pow(2).mean()\n"
+                       "    opt.zero_grad(); loss.backward(); opt.step()\n"
+                       "    if loss > 100:\n"
+                       "        print('diverged')", store_history=True)
+        shown = shell.run_cell("%devcourse doctor --steps 2", store_history=True).result
+    finally:
+        InteractiveShell.clear_instance()
+    found = [(f["code"], f["cell"], f["cell_line"]) for f in shown.result["findings"]]
+    assert found == [("host-read-per-step", "In [4]", 4)], shown.result
+    text = report.render_text(shown.render)
+    assert "WARNING In [4], line 4  host-read-per-step" in text
+    assert "   4 | if loss > 100:" in text
+    assert "<pre" in shown._repr_html_()

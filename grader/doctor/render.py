@@ -51,9 +51,11 @@ def exit_status(result: dict) -> int:
     return 1 if c["error"] or c["warning"] else 0
 
 
-def print_report(console: Console, result: dict, base: str | None = None) -> None:
+def print_report(console: Console, result: dict, base: str | None = None, locate=None) -> None:
+    """`locate(finding)`: where to say a finding is (a notebook's cell), instead of SCRIPT:LINE."""
     fancy = report.fancy(console)
-    script = shown_path(result.get("script", "?"), base)
+    script = result.get("script", "?")
+    script = shown_path(script, base) if script.endswith(".py") else script
     device = result.get("device", "?")
     where = f"{device} (the simulated accelerator, {result.get('profile', 'cuda')} profile)" \
         if device.startswith("sim") else device
@@ -73,7 +75,7 @@ def print_report(console: Console, result: dict, base: str | None = None) -> Non
             console.print(Text(result["error"], style="dim"))
     for f in result.get("findings", []):
         console.print()
-        _print_finding(console, f, script, fancy)
+        _print_finding(console, f, locate(f) if locate else None, script, fancy)
     _print_traffic(console, result)
     if result.get("output") and outcome in {"crashed", "exited"} | FAILED:
         console.print(Text("\nThe script's last output:", style="dim"))
@@ -89,14 +91,14 @@ def print_report(console: Console, result: dict, base: str | None = None) -> Non
         console.print(Text(f"Not isolated: {result['isolation']}", style="dim"))
 
 
-def _print_finding(console: Console, f: dict, script: str, fancy: bool) -> None:
+def _print_finding(console: Console, f: dict, at: str | None, script: str, fancy: bool) -> None:
     level = f["level"]
-    at = f"{script}:{f['line']}" if f.get("line") else script
+    at = at or (f"{script}:{f['line']}" if f.get("line") else script)
     console.print(Text.assemble((f"{level.upper()} ", STYLE[level]), (at, "bold"), "  ", (f["code"], "dim"),
                                 f"  {f['title']}"))
     if f.get("source"):
         bar = "│" if fancy else "|"
-        console.print(Text.assemble(f"  {f['line']:>4} {bar} ", (f["source"], "bold")))
+        console.print(Text.assemble(f"  {f.get('cell_line') or f['line']:>4} {bar} ", (f["source"], "bold")))
     for line in f["message"].splitlines():
         console.print(Text("    " + line))
     section = f.get("section") or {}
