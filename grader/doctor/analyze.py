@@ -197,16 +197,19 @@ class Analysis:
         return out
 
     def left_behind(self):
-        out, seen = [], set()
+        out = []
+        by_line: dict = {}
         for item in self.rec.left_behind:
-            if (item.line, item.what) in seen:
-                continue
-            seen.add((item.line, item.what))
+            whats = by_line.setdefault((item.line, item.target), [])
+            if item.what not in whats:
+                whats.append(item.what)
+        for (line, target), whats in by_line.items():
             out.append(self.finding("left-behind", (
-                f"after this move to {item.target}, {item.what} stayed where it was: .to() moves parameters, "
-                "registered buffers and submodules only. Register it with self.register_buffer(name, tensor) (a "
-                "module list: nn.ModuleList), or make it on the device inside forward (device=x.device)."),
-                item.line))
+                f"after this move to {target}, {' and '.join(whats)} stayed where "
+                f"{'it was' if len(whats) == 1 else 'they were'}: .to() moves parameters, registered buffers and "
+                "submodules only. Register a tensor with self.register_buffer(name, tensor) and keep modules in "
+                "nn.ModuleList or nn.ModuleDict (or make a tensor on the device inside forward: device=x.device)."),
+                line))
         for line, what in self.steps.optimizer_state[:1]:
             out.append(self.finding("optimizer-state-left-behind", (
                 f"{what}: the optimizer's state was made or loaded before the model moved, and this step mixes "
