@@ -79,3 +79,33 @@ def test_per_step_traffic_and_memory_are_measured(results):
     assert per["host_reads"] == 0 and per["syncs"] == 0
     assert result["memory"]["peak_bytes"] > 0
     assert result["memory"]["held_at_peak"][0]["line"] is not None
+
+
+BOOK = Path(__file__).resolve().parent.parent / "book"
+QUOTED = re.compile(r"^(ERROR|WARNING|NOTE) tests/doctor/(\w+\.py):(\d+)  ([\w-]+)  ", re.M)
+
+
+def _notes():
+    for page in sorted(BOOK.glob("*.md")):
+        text = page.read_text()
+        if "### On your own code" in text:
+            yield page.stem, text[text.index("### On your own code"):]
+
+
+def test_every_chapter_with_exercises_ends_with_a_note_on_your_own_code():
+    from grader import course
+
+    chapters = {ex.explained_in.partition("#")[0] for ex in course.load() if ex.explained_in}
+    assert chapters <= {page for page, _ in _notes()}
+
+
+@pytest.mark.parametrize("page", [page for page, _ in _notes()])
+def test_the_books_notes_quote_what_the_doctor_says(results, page):
+    note = dict(_notes())[page]
+    quoted = QUOTED.findall(note)
+    assert quoted, f"{page}: its note quotes no finding"
+    for level, script, line, code in quoted:
+        found = {(f["code"], f["line"], f["level"]) for f in results[script]["findings"]}
+        assert (code, int(line), level.lower()) in found, f"{page} quotes {code} at {script}:{line}"
+        source = (SCRIPTS / script).read_text().splitlines()[int(line) - 1].strip()
+        assert f"{line:>4} | {source}" in note
