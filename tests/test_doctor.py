@@ -327,3 +327,29 @@ def test_the_notebook_magic_places_findings_at_their_cell_and_line(tmp_path, mon
     assert "WARNING In [4], line 4  host-read-per-step" in text
     assert "   4 | if loss > 100:" in text
     assert "<pre" in shown._repr_html_()
+
+
+def test_endless_output_is_stopped_at_the_output_limit(tmp_path):
+    path = _script(tmp_path, '''\
+        import sys
+        line = "x" * (1 << 20)
+        while True:
+            sys.stdout.write(line)
+    ''')
+    result = diagnose(str(path), cwd=str(tmp_path))
+    assert result["outcome"] == "output-limit"
+    assert "output limit" in result["message"]
+    assert len(result["output"]) <= 4000
+
+
+def test_the_scripts_cuda_arguments_are_read_as_the_simulator(tmp_path):
+    assert cuda_only.as_simulator_args(["--device", "cuda", "--other=cuda:0", "--device=cuda", "cudas"]) == \
+        ["--device", "sim:1", "--other=sim:0", "--device=sim:1", "cudas"]
+    path = _script(tmp_path, '''\
+        import argparse, torch
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--device", default="cpu")
+        print("on", torch.ones(1, device=parser.parse_args().device).device)
+    ''')
+    result = diagnose(str(path), ["--device", "cuda"], cwd=str(tmp_path))
+    assert result["outcome"] == "finished" and "on sim:1" in result["output"]

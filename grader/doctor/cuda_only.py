@@ -11,7 +11,8 @@ device-agnostic rewrite), and then runs the script anyway, on the simulated acce
 * `"cuda"` given as a device *type* (`torch.device("cuda", i)`, `torch.autocast("cuda")`,
   `GradScaler("cuda")`, `device_type=`) is `"sim"`; `x.is_cuda` is `x.is_sim`.
 
-Only the script's own file is read so (modules it imports are run as written), and line numbers do not
+The script's arguments are read the same way (`--device cuda` is `--device sim:1`). Only the script's own file
+is read so (modules it imports are run as written), and line numbers do not
 change: what is reported points at the learner's lines as they are."""
 
 from __future__ import annotations
@@ -138,3 +139,15 @@ def as_simulator(tree: ast.Module, main_index: int = 1) -> ast.Module:
     """The script's tree with CUDA read as the simulated accelerator (the module docstring), same line numbers."""
     tree = _AsSimulator(main_index).visit(tree)
     return ast.fix_missing_locations(tree)
+
+
+def as_simulator_args(args: list[str], main_index: int = 1) -> list[str]:
+    """The script's arguments with CUDA read as the simulator: "cuda" -> "sim:1", "cuda:N" -> "sim:N", also in
+    "--device=cuda"."""
+    def one(arg: str) -> str:
+        head, eq, value = arg.rpartition("=") if arg.startswith("-") and "=" in arg else ("", "", arg)
+        match = _CUDA_STRING.match(value)
+        if not match:
+            return arg
+        return f"{head}{eq}" + (f"sim:{main_index}" if match.group(1) is None else f"sim:{match.group(1)}")
+    return [one(a) for a in args]

@@ -15,6 +15,7 @@ import resource
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -51,21 +52,22 @@ def run(script: str, args: list[str] = (), device: str = "sim:1", steps: int = D
                    "profile": profile, "private": str(private), "result": str(private / "result.json")}
         (private / "request.json").write_text(json.dumps(request), encoding="utf-8")
         started = time.monotonic()
-        output, status, timed_out = _spawn(private, work, timeout)
+        output, status, stopped = _spawn(private, work, timeout)
         wall = time.monotonic() - started
         result_file = private / "result.json"
-        if result_file.is_file() and not timed_out:
+        if result_file.is_file() and not stopped:
             try:
                 result = json.loads(result_file.read_text(encoding="utf-8"))
             except ValueError:
                 result = {"outcome": "doctor-error", "error": "the doctor's result could not be read"}
         else:
-            result = {"outcome": _why_gone(status, timed_out, timeout), "script": str(script_path),
+            result = {"outcome": _why_gone(status, stopped), "script": str(script_path),
                       "device": device, "findings": []}
             result["message"] = _message(result["outcome"], timeout, output)
         result["output"] = output[-OUTPUT_KEPT:]
         result["seconds"] = round(wall, 2)
         result.setdefault("script", str(script_path))
+        result.setdefault("device", device)
         result.setdefault("findings", [])
         return result
     finally:
@@ -80,6 +82,7 @@ def _limits(cpu_seconds: float):
 
 
 def _spawn(private: Path, work: Path, timeout: float):
+    """Run the probe; (its output's end, its exit status, why it was stopped: None, "timeout" or "output")."""
     env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
     env.pop("PYTHONSTARTUP", None)
     import grader
@@ -89,15 +92,38 @@ def _spawn(private: Path, work: Path, timeout: float):
     proc = subprocess.Popen([sys.executable, "-m", "grader.doctor.probe", str(private / "request.json")],
                             cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_limits(timeout))
-    timed_out = False
+    tail = _Tail(proc)
+    reader = threading.Thread(target=tail.drain, daemon=True)
+    reader.start()
     try:
-        out, _ = proc.communicate(timeout=limits.wall_limit(timeout))
+        proc.wait(timeout=limits.wall_limit(timeout))
     except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_group(proc.pid)
-        out, _ = proc.communicate()
+        tail.stopped = tail.stopped or "timeout"
     _kill_group(proc.pid)  # DataLoader workers and whatever else the script started
-    return out.decode("utf-8", "replace"), proc.returncode, timed_out
+    proc.wait()
+    reader.join(timeout=5)
+    return tail.text(), proc.returncode, tail.stopped
+
+
+class _Tail:
+    """The end of the probe's output (the script's prints), read as it comes: the pipe is not a file, so
+    RLIMIT_FSIZE does not limit it; past grader.limits.OUTPUT_LIMIT bytes the probe is stopped."""
+
+    KEEP = 64 * 1024
+
+    def __init__(self, proc):
+        self.proc, self.data, self.total, self.stopped = proc, b"", 0, None
+
+    def drain(self) -> None:
+        for chunk in iter(lambda: self.proc.stdout.read1(65536), b""):
+            self.total += len(chunk)
+            self.data = (self.data + chunk)[-self.KEEP:]
+            if self.total > limits.OUTPUT_LIMIT and not self.stopped:
+                self.stopped = "output"
+                _kill_group(self.proc.pid)
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", "replace")
 
 
 def _kill_group(pid: int) -> None:
@@ -107,10 +133,10 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def _why_gone(status: int, timed_out: bool, timeout: float) -> str:
-    if timed_out or status in (-signal.SIGXCPU, -signal.SIGKILL) and timed_out:
-        return "timeout"
-    if status == -signal.SIGXCPU:
+def _why_gone(status: int, stopped: str | None) -> str:
+    if stopped == "output":
+        return "output-limit"
+    if stopped == "timeout" or status == -signal.SIGXCPU:
         return "timeout"
     if status is not None and status < 0:
         return "killed"
@@ -122,6 +148,9 @@ def _message(outcome: str, timeout: float, output: str) -> str:
         return (f"The script did not reach its steps within the time limit ({timeout:g} s of CPU time, "
                 f"{limits.wall_limit(timeout):g} s on the clock): it hangs, or a step is very slow here. Try "
                 "--steps 1, a smaller batch or model, or --timeout.")
+    if outcome == "output-limit":
+        return (f"The script printed more than {limits.OUTPUT_LIMIT // 2**20} MiB, the doctor's output limit: print a "
+                "little (a loss every few hundred steps), not whole tensors or every step.")
     if outcome == "killed":
         return ("The script's process was killed (out of memory?): the doctor allows "
                 f"{limits.describe_memory()}.")

@@ -20,7 +20,7 @@ OUTCOME = {
     "exited": "exited with status {exit_code}",
     "crashed": "stopped with an error after {done} {unit}",
 }
-FAILED = {"timeout", "killed", "doctor-error", "no-script"}
+FAILED = {"timeout", "killed", "output-limit", "doctor-error", "no-script"}
 
 
 def size(nbytes: int | None) -> str:

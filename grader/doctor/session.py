@@ -54,7 +54,8 @@ def run(request: dict, device: torch.device) -> dict:
         undo += _main_device(device)
     undo += steps.install() + watch_python_data(rec) + watch_module_moves(rec) + watch_library(rec)
     undo += watch_synchronize(rec) if device.type != "cpu" else []
-    sys.argv = [path] + list(request.get("args", []))
+    args = list(request.get("args", []))
+    sys.argv = [path] + (cuda_only.as_simulator_args(args, device.index or 0) if device.type == "sim" else args)
     sys.path.insert(0, os.path.dirname(path))
     namespace = {"__name__": "__main__", "__file__": path, "__builtins__": builtins, "__spec__": None}
     outcome, error, exit_code = "finished", None, None
