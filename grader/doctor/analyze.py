@@ -330,6 +330,10 @@ def crash(exc: BaseException, path: str, lines: list[str], device: str) -> Findi
         line = Line(number, lines[number - 1].strip() if number <= len(lines) else "")
     devices = {m.group(0) for m in DEVICE.finditer(str(exc))}
     is_mismatch = isinstance(exc, RuntimeError) and MISMATCH.search(str(exc)) and len(devices) >= 2
+    if not is_mismatch and "float64" in str(exc) and "MPS" in str(exc):
+        return Finding("float64-on-device", f"{text}\nMPS cannot hold float64: convert where the data comes in "
+                       "(.float(), dtype=torch.float32, a NumPy array of float32).", path,
+                       line.number if line else None, line.code if line else "")
     if not is_mismatch:
         message = f"{text}"
         if isinstance(exc, FileNotFoundError):

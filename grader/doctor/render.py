@@ -114,7 +114,8 @@ def _print_traffic(console: Console, result: dict) -> None:
         h2d, d2h, d2d = per["h2d"], per["d2h"], per["d2d"]
         unit = steps.get("unit", "steps")
         console.print()
-        console.print(Text(f"Per step (the last of {steps.get('done')} {unit}):", style="bold"))
+        last = f"the last of {steps.get('done')} {unit}" if steps.get("done") != 1 else f"the only one of the {unit}"
+        console.print(Text(f"Per step ({last}):", style="bold"))
         console.print(Text(f"  to {device}: {h2d['copies']} copies, {size(h2d['bytes'])}, {h2d['pinned']} from "
                            f"pinned memory; to the CPU: {d2h['copies']} copies, {size(d2h['bytes'])}, "
                            f"{d2h['pinned']} into pinned memory; between devices: {d2d['copies']} copies"
