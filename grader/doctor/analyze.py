@@ -14,27 +14,17 @@ from collections import Counter, defaultdict
 
 import torch
 
-from grader.doctor.findings import Finding
+from grader.doctor.findings import Finding, plural, size
 from grader.instruments import Line
 
 DEVICE = re.compile(r"\b(cpu|cuda|sim|mps|meta|xpu)(?::(\d+))?\b")
 MISMATCH = re.compile(r"(same device|to be on|on the same|device mismatch|but got .* device|devices?,)", re.I)
 
 
-def plural(n: int, one: str, many: str | None = None) -> str:
-    return f"{n} {one if n == 1 else (many or one + 's')}"
-
-
-def size(nbytes: int) -> str:
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if nbytes >= scale:
-            return f"{nbytes / scale:.1f} {unit}"
-    return f"{nbytes} bytes"
-
-
 class Analysis:
-    def __init__(self, rec, steps, path: str, lines: list[str]):
+    def __init__(self, rec, steps, path: str, lines: list[str], scopes: list[dict] = ()):
         self.rec, self.steps, self.path, self.lines = rec, steps, path, lines
+        self.scopes = list(scopes)  # the script's namespaces (module, frames of its functions): who holds what
         self.m = rec.measurement
         self.unit = 0 if steps.unit == "optimizer" else 1
         self.done = steps.done
@@ -266,8 +256,6 @@ class Analysis:
         except Exception:
             return None
         return None
-
-    scopes: list = []
 
 
 # -------------------------------------------------------------------------------------------- a crash

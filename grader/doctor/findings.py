@@ -79,3 +79,14 @@ class Finding:
 def order(findings: list[Finding]) -> list[Finding]:
     """CUDA-only first (it says how the rest was found), then by level, then by line."""
     return sorted(findings, key=lambda f: (f.code != "cuda-only", LEVELS.index(f.level), f.line or 0, f.code))
+
+
+def plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def size(nbytes: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.1f} {unit}"
+    return f"{nbytes} bytes"

@@ -24,7 +24,7 @@ FAILED = {"timeout", "killed", "output-limit", "doctor-error", "no-script"}
 
 
 def size(nbytes: int | None) -> str:
-    from grader.doctor.analyze import size as _size
+    from grader.doctor.findings import size as _size
 
     return "unknown" if nbytes is None else _size(nbytes)
 
@@ -116,10 +116,12 @@ def _print_traffic(console: Console, result: dict) -> None:
         console.print()
         last = f"the last of {steps.get('done')} {unit}" if steps.get("done") != 1 else f"the only one of the {unit}"
         console.print(Text(f"Per step ({last}):", style="bold"))
-        console.print(Text(f"  to {device}: {h2d['copies']} copies, {size(h2d['bytes'])}, {h2d['pinned']} from "
-                           f"pinned memory; to the CPU: {d2h['copies']} copies, {size(d2h['bytes'])}, "
-                           f"{d2h['pinned']} into pinned memory; between devices: {d2d['copies']} copies"
-                           f" ({size(d2d['bytes'])})"))
+        from grader.doctor.findings import plural
+
+        console.print(Text(f"  to {device}: {plural(h2d['copies'], 'copy', 'copies')}, {size(h2d['bytes'])}, "
+                           f"{h2d['pinned']} from pinned memory; to the CPU: {plural(d2h['copies'], 'copy', 'copies')}"
+                           f", {size(d2h['bytes'])}, {d2h['pinned']} into pinned memory; between devices: "
+                           f"{plural(d2d['copies'], 'copy', 'copies')} ({size(d2d['bytes'])})"))
         console.print(Text(f"  host reads of device values: {per['host_reads']}; explicit synchronisations: "
                            f"{per['syncs']}"))
     memory = result.get("memory") or {}

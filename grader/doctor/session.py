@@ -74,8 +74,8 @@ def run(request: dict, device: torch.device) -> dict:
     for owner, name, original in undo:
         setattr(owner, name, original)
 
-    analysis = analyze.Analysis(rec, steps, path, lines)
-    analysis.scopes = [namespace] + [frame.f_locals for frame, _ in _script_frames(error, path)]
+    scopes = [namespace] + [frame.f_locals for frame, _ in _script_frames(error, path)]
+    analysis = analyze.Analysis(rec, steps, path, lines, scopes)
     findings += analysis.all()
     if outcome == "crashed":
         findings.append(analyze.crash(error, path, lines, str(device)))
