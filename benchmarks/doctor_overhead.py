@@ -8,7 +8,9 @@ it runs as `python script.py` on the CPU (no accelerator: CUDA_VISIBLE_DEVICES="
 the simulated accelerator, confined, inside the instruments, with --steps high enough that the script runs to its
 end (the same work). Two ratios: the whole command (what a learner waits for: Python, torch's import, the
 doctor's set-up and report) and the script's own loop (the cost of the instruments per step). Runs alternate
-(plain, doctor) and the minimum over the repeats is the steadier measure on a shared machine.
+(plain, doctor) and the minimum over the repeats is the steadier measure on a shared machine. Both run with
+one CPU thread for torch (OMP_NUM_THREADS=1), so that their ratio does not depend on how many cores the
+machine's other work leaves free.
 """
 from __future__ import annotations
 
@@ -112,6 +114,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "doctor_overhead.md"))
     args = parser.parse_args()
+    os.environ["OMP_NUM_THREADS"] = "1"  # both runs inherit it (the module docstring says why)
     import torch
 
     rows = []
@@ -140,6 +143,7 @@ def main() -> int:
         f"torch {torch.__version__}",
         f"- load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
         "- target: at most 3x",
+        "- torch threads: 1 in both (OMP_NUM_THREADS=1)",
         f"- minimum of {args.repeats} runs each, plain and doctor alternating",
         "",
         "| workload | plain command (s) | doctor command (s) | command ratio | plain loop (s) | doctor loop (s) | loop ratio | findings |",

@@ -353,3 +353,22 @@ def test_the_scripts_cuda_arguments_are_read_as_the_simulator(tmp_path):
     ''')
     result = diagnose(str(path), ["--device", "cuda"], cwd=str(tmp_path))
     assert result["outcome"] == "finished" and "on sim:1" in result["output"]
+
+
+def test_a_loop_without_optimizer_or_loader_is_reported_at_the_time_limit(tmp_path):
+    path = _script(tmp_path, '''\
+        import torch
+        device = torch.accelerator.current_accelerator()
+        w = torch.zeros(4, device=device, requires_grad=True)
+        while True:  # hand-written SGD: no optimizer, no DataLoader to count steps by
+            loss = (torch.randn(16, 4, device=device) @ w - 1).pow(2).mean()
+            loss.backward()
+            with torch.no_grad():
+                w -= 0.1 * w.grad
+                w.grad = None
+            if loss.item() < 1e-9:
+                break
+    ''')
+    result = diagnose(str(path), cwd=str(tmp_path), timeout=3)
+    assert result["outcome"] == "time-up", result
+    assert [(f["code"], f["line"]) for f in result["findings"]] == [("host-read-per-step", 10)]

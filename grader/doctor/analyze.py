@@ -27,7 +27,9 @@ class Analysis:
         self.scopes = list(scopes)  # the script's namespaces (module, frames of its functions): who holds what
         self.m = rec.measurement
         self.unit = 0 if steps.unit == "optimizer" else 1
-        self.done = steps.done
+        # Where the script had no steps to count (no optimizer, no DataLoader), or fewer than two, a line counts
+        # as per step when it ran twice or more.
+        self.done = steps.done if steps.done >= 2 else 0
         self.device = str(rec.device)
 
     # ---------------------------------------------------------------------------------------- helpers

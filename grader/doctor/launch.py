@@ -23,6 +23,8 @@ from grader import limits, sandbox
 
 DEFAULT_STEPS = 3  # two steps tell a per-step pattern from a one-off; a third makes growth visible
 DEFAULT_TIMEOUT = 120.0  # seconds of CPU time
+SETUP_SECONDS = 60  # CPU seconds for the probe's set-up (torch's import, the simulator), not the script's
+ANALYSIS_SECONDS = 30  # CPU seconds left, after the time limit, to report what was seen
 OUTPUT_KEPT = 4000  # characters of the script's own output kept for the report
 
 
@@ -49,6 +51,7 @@ def run(script: str, args: list[str] = (), device: str = "sim:1", steps: int = D
     try:
         work = scratch_copy(Path(cwd or os.getcwd()).resolve(), private)
         request = {"script": str(script_path), "args": list(args), "device": device, "steps": steps,
+                   "timeout": timeout,
                    "profile": profile, "private": str(private), "result": str(private / "result.json")}
         (private / "request.json").write_text(json.dumps(request), encoding="utf-8")
         started = time.monotonic()
@@ -76,8 +79,10 @@ def run(script: str, args: list[str] = (), device: str = "sim:1", steps: int = D
 
 def _limits(cpu_seconds: float):
     def apply():
-        seconds = max(1, int(cpu_seconds))
-        resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 5))
+        # The hard limit kills a probe that could not stop: its set-up (importing torch) and the analysis of what
+        # ran come on top of the script's own time, whose soft limit the probe sets itself (steps.TimeUp).
+        seconds = max(1, int(cpu_seconds)) + SETUP_SECONDS + ANALYSIS_SECONDS
+        resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds))
     return apply
 
 

@@ -19,6 +19,7 @@ OUTCOME = {
     "finished": "ran to its end ({done} {unit})",
     "exited": "exited with status {exit_code}",
     "crashed": "stopped with an error after {done} {unit}",
+    "time-up": "stopped at the time limit after {done} {unit}",
 }
 FAILED = {"timeout", "killed", "output-limit", "doctor-error", "no-script"}
 
@@ -69,6 +70,9 @@ def print_report(console: Console, result: dict, base: str | None = None, locate
     if "seconds" in result:
         header.append(f" ({result['seconds']:.1f} s)", style="dim")
     console.print(header)
+    if outcome == "time-up":
+        console.print(Text("The script did not reach its steps within the time limit (--timeout): what it ran is "
+                           "reported, with a line counted as per step when it ran twice or more.", style="yellow"))
     if outcome in FAILED:
         console.print(Text(result.get("message") or result.get("error") or outcome, style="bold red"))
         if result.get("error") and result.get("message"):

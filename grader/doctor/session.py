@@ -18,7 +18,7 @@ from grader.doctor import analyze, cuda_only
 from grader.doctor.findings import order
 from grader.doctor.observe import (Recorder, Watch, watch_library, watch_module_moves, watch_python_data,
                                   watch_synchronize)
-from grader.doctor.steps import Steps, StopScript
+from grader.doctor.steps import Steps, StopScript, TimeUp, stop_when_time_is_up
 
 
 def _main_device(device: torch.device):
@@ -59,12 +59,15 @@ def run(request: dict, device: torch.device) -> dict:
     sys.path.insert(0, os.path.dirname(path))
     namespace = {"__name__": "__main__", "__file__": path, "__builtins__": builtins, "__spec__": None}
     outcome, error, exit_code = "finished", None, None
+    stop_when_time_is_up(request.get("timeout", 120))
     with instruments.measure(device) as m, Watch(rec):
         rec.measurement = m
         try:
             exec(code, namespace)
         except StopScript as stop:
             outcome, error = "stopped", stop
+        except TimeUp as stop:
+            outcome, error = "time-up", stop
         except SystemExit as exc:
             outcome = "finished" if exc.code in (None, 0) else "exited"
             exit_code = exc.code if isinstance(exc.code, int) else str(exc.code)
