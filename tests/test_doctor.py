@@ -69,6 +69,7 @@ def test_a_cuda_only_script_is_read_as_the_simulator_line_for_line():
         index = torch.device("cuda", 0)
         rank = f"cuda:{0}"
         ok = x.is_cuda
+        pin = device.type == "cuda"
     ''')
     tree = cuda_only.as_simulator(ast.parse(source), 1)
     text = ast.unparse(tree)
@@ -79,9 +80,10 @@ def test_a_cuda_only_script_is_read_as_the_simulator_line_for_line():
     assert "second = 'sim:1'" in text
     assert "torch.autocast('sim'" in text and "GradScaler(device_type='sim')" in text
     assert "torch.device('sim', 0)" in text and "f'sim:{0}'" in text and "x.is_sim" in text
+    assert "pin = device.type == 'sim'" in text
     lines = source.splitlines()
     found = cuda_only.findings(ast.parse(source), "s.py", lines, "sim:1")
-    assert [f.line for f in found] == [2, 3, 4, 5, 6, 8, 9]
+    assert [f.line for f in found] == [2, 3, 4, 5, 6, 8, 9, 10]  # not 12: a comparison checks, it does not choose
     assert all(f.code == "cuda-only" and f.fix == cuda_only.REWRITE for f in found)
 
 

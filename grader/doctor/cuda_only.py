@@ -9,7 +9,8 @@ device-agnostic rewrite), and then runs the script anyway, on the simulated acce
 * `torch.cuda.X` is `torch.sim.X` (the simulator's mirror of torch.cuda: is_available() is True there,
   current_device() is 0, as on a machine with two GPUs);
 * `"cuda"` given as a device *type* (`torch.device("cuda", i)`, `torch.autocast("cuda")`,
-  `GradScaler("cuda")`, `device_type=`) is `"sim"`; `x.is_cuda` is `x.is_sim`.
+  `GradScaler("cuda")`, `device_type=`) or compared with one (`device.type == "cuda"`) is `"sim"`; `x.is_cuda`
+  is `x.is_sim`. A comparison is a check of the device, not a choice of it: no finding.
 
 The script's arguments are read the same way (`--device cuda` is `--device sim:1`). Only the script's own file
 is read so (modules it imports are run as written), and line numbers do not
@@ -43,10 +44,24 @@ def _is_torch_cuda(node) -> bool:
             and node.value.id == "torch")
 
 
+_CUDA_PREFIX = re.compile(r"^cuda(?::\d*)?$")  # also f"cuda:{rank}"'s first part
+
+
+def _compared(tree: ast.AST) -> set[int]:
+    """ids of the constants that a comparison tests against (`device.type == "cuda"`): a check, not a choice."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            out.update(id(n) for n in [node.left, *node.comparators] if isinstance(n, ast.Constant))
+    return out
+
+
 def uses(tree: ast.AST) -> list[CudaUse]:
     found = []
+    compared = _compared(tree)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _CUDA_STRING.match(node.value):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _CUDA_PREFIX.match(node.value) \
+                and id(node) not in compared:
             found.append(CudaUse(node.lineno, "literal"))
         elif isinstance(node, ast.Attribute) and _is_torch_cuda(node.value) and node.attr == "is_available":
             found.append(CudaUse(node.lineno, "is_available"))
@@ -111,6 +126,16 @@ class _AsSimulator(ast.NodeTransformer):
                 target = ast.JoinedStr([ast.Constant("sim:"), ast.FormattedValue(index, -1)])
             node.func = ast.copy_location(ast.Attribute(node.func.value, "to", ast.Load()), node.func)
             node.args = [ast.copy_location(target, node)] + args
+        return node
+
+    def visit_Compare(self, node: ast.Compare):
+        # device.type == "cuda" tests a device type: "sim"
+        for i, n in enumerate(node.comparators):
+            if isinstance(n, ast.Constant) and n.value == "cuda":
+                node.comparators[i] = ast.copy_location(ast.Constant("sim"), n)
+        if isinstance(node.left, ast.Constant) and node.left.value == "cuda":
+            node.left = ast.copy_location(ast.Constant("sim"), node.left)
+        self.generic_visit(node)
         return node
 
     def visit_Constant(self, node: ast.Constant):
