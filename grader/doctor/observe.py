@@ -24,6 +24,7 @@ from grader.instruments import Line
 
 aten = torch.ops.aten
 _COPIES = (aten._to_copy.default, aten.copy_.default)
+SMALL = 64 * 2**10  # device tensors smaller than this, made in no_grad, are not followed for memory
 FINGERPRINT_BYTES = 4 * 2**20  # larger sources are not fingerprinted (hashing them would cost a copy's time)
 
 
@@ -95,7 +96,9 @@ class Recorder:
         if key in self.held:
             return
         nbytes = t.numel() * t.element_size()
-        if nbytes == 0:
+        if nbytes < SMALL and not torch.is_grad_enabled():
+            # neither a part of the peak worth naming nor of a graph (below autograd, an output's requires_grad is
+            # not set yet: grad mode says whether it may be); and naming its line costs a walk up the stack
             return
 
         def freed(_ref, key=key, nbytes=nbytes):
