@@ -10,6 +10,7 @@ hook swallows its own errors."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import weakref
@@ -17,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
+from torch.utils._python_dispatch import _disable_current_modes
 
 from grader import instruments
 from grader.instruments import Line
@@ -88,7 +89,10 @@ class Recorder:
         return (self.step_optimizer, self.step_batch)
 
     def on_device(self, t) -> bool:
-        return isinstance(t, torch.Tensor) and t.device.type == self.device.type
+        return isinstance(t, torch.Tensor) and t.device.type == self._type
+
+    def __post_init__(self):
+        self._type = self.device.type
 
     # ---------------------------------------------------------------------------- memory held per line
     def hold(self, t: torch.Tensor) -> None:
@@ -157,20 +161,16 @@ def _tensors(tree):
             yield from _tensors(x)
 
 
-class Watch(TorchDispatchMode):
-    """The dispatch mode that feeds a Recorder (copies, float64, memory, early reads)."""
+class Watch(instruments._Counter):
+    """grader.instruments' counting mode, which also feeds a Recorder (copies, float64, memory, early reads): one
+    mode, not two stacked, since each Python dispatch mode costs every operation a round trip through Python."""
 
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        return False  # as grader.instruments._Counter: nothing to compile here
-
-    def __init__(self, rec: Recorder):
-        super().__init__()
+    def __init__(self, m: instruments.Measurement, rec: Recorder):
+        super().__init__(m)
         self.rec = rec
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if instruments._is_composite(func):
+    def _run(self, func, args, kwargs):
+        if instruments._is_composite(func):  # as instruments._Counter._run: split what inference mode left whole
             with self:
                 out = func.decompose(*args, **kwargs)
             if out is not NotImplemented:
@@ -186,7 +186,11 @@ class Watch(TorchDispatchMode):
             pass
         out = func(*args, **kwargs)
         try:
-            self._note(func, args, kwargs, out, before)
+            self._note(func, args, kwargs, out)  # grader.instruments' counts
+        except Exception:
+            pass
+        try:
+            self._watch(func, args, kwargs, out, before)
         except Exception:  # watching must never change what the script does
             pass
         return out
@@ -198,7 +202,7 @@ class Watch(TorchDispatchMode):
             return _fingerprint(src), src.is_pinned()
         return None
 
-    def _note(self, func, args, kwargs, out, before):
+    def _watch(self, func, args, kwargs, out, before):
         rec = self.rec
         if func in _COPIES:
             src, dst = (args[0], out) if func is aten._to_copy.default else (args[1], args[0])
@@ -221,12 +225,39 @@ class Watch(TorchDispatchMode):
         if (func in instruments.DATA_DEPENDENT or func in instruments._INDEXING) \
                 and torch._C._current_autograd_node() is not None:
             rec.backward_lines.add(line())
-        if not rec.inside_library and any(t.dtype == torch.float64 for t in outs) and not any(
+        if any(t.dtype is torch.float64 for t in outs) and not rec.inside_library and not any(
                 rec.on_device(t) and t.dtype == torch.float64 for t in _tensors(args)):
             rec.float64.append((rec.step, line()))
-        if not func.is_view and not func._schema.is_mutable:
+        if _makes_memory(func):
             for t in outs:
                 rec.hold(t)
+
+
+_MAKES_MEMORY: dict = {}  # op -> whether its outputs are new memory (not a view, not written in place)
+
+
+def _makes_memory(func) -> bool:
+    found = _MAKES_MEMORY.get(func)
+    if found is None:
+        found = _MAKES_MEMORY[func] = not func.is_view and not func._schema.is_mutable
+    return found
+
+
+@contextlib.contextmanager
+def measure(device: torch.device, rec: Recorder):
+    """grader.instruments.measure(device), with Watch as its counting mode: the same Measurement (host reads,
+    syncs, data-dependent operations, peak memory), and the Recorder's events besides."""
+    m = instruments.Measurement(device)
+    rec.measurement = m
+    mod = instruments._device_module(device)
+    peak_known = mod is not None and hasattr(mod, "reset_peak_memory_stats") and hasattr(mod, "max_memory_allocated")
+    if peak_known:
+        mod.reset_peak_memory_stats(device)
+    with Watch(m, rec), instruments._counting_syncs(m, mod), instruments._counting_host_data(m, mod), \
+            instruments._counting_stream_waits(m, mod), instruments._counting_prints(m):
+        yield m
+    if peak_known:
+        m.peak_bytes = int(mod.max_memory_allocated(device))
 
 
 # -------------------------------------------------------------------------------- outside the dispatcher

@@ -14,9 +14,9 @@ from collections import Counter
 import torch
 
 from grader import instruments
-from grader.doctor import analyze, cuda_only
+from grader.doctor import analyze, cuda_only, observe
 from grader.doctor.findings import order
-from grader.doctor.observe import (Recorder, Watch, watch_library, watch_module_moves, watch_python_data,
+from grader.doctor.observe import (Recorder, watch_library, watch_module_moves, watch_python_data,
                                   watch_synchronize)
 from grader.doctor.steps import Steps, StopScript, TimeUp, stop_when_time_is_up
 
@@ -60,8 +60,7 @@ def run(request: dict, device: torch.device) -> dict:
     namespace = {"__name__": "__main__", "__file__": path, "__builtins__": builtins, "__spec__": None}
     outcome, error, exit_code = "finished", None, None
     stop_when_time_is_up(request.get("timeout", 120))
-    with instruments.measure(device) as m, Watch(rec):
-        rec.measurement = m
+    with observe.measure(device, rec) as m:
         try:
             exec(code, namespace)
         except StopScript as stop:
