@@ -98,6 +98,21 @@ def plain(script: Path) -> tuple[float, float | None]:
     return wall, loop_seconds(run.stdout)
 
 
+SIMULATED = ("import runpy, sys, grader.simulated as gs; gs.install(2); sys.argv = [sys.argv[1]]; "
+             "runpy.run_path(sys.argv[0], run_name='__main__')")
+
+
+def simulated(script: Path) -> float | None:
+    """The script's loop on the simulated accelerator without the doctor: how much of the doctor's time is the
+    simulator's own (benchmarks/results/simulated_vs_cpu.md) rather than its instruments'."""
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", PYTHONPATH=str(ROOT))
+    run = subprocess.run([sys.executable, "-c", SIMULATED, str(script)], cwd=script.parent, env=env,
+                         capture_output=True, text=True)
+    if run.returncode:
+        raise RuntimeError(run.stderr)
+    return loop_seconds(run.stdout)
+
+
 def doctored(script: Path) -> tuple[float, float | None, dict]:
     from grader.doctor import diagnose
 
@@ -122,7 +137,7 @@ def main() -> int:
         for name, body in WORKLOADS.items():
             script = Path(folder) / f"workload_{len(rows)}.py"
             script.write_text(HEAD + textwrap.dedent(body) + TAIL)
-            p_wall, p_loop, d_wall, d_loop = [], [], [], []
+            p_wall, p_loop, d_wall, d_loop, s_loop = [], [], [], [], []
             findings = None
             for _ in range(args.repeats):
                 w, loop = plain(script)
@@ -131,8 +146,9 @@ def main() -> int:
                 w, loop, result = doctored(script)
                 d_wall.append(w)
                 d_loop.append(loop)
+                s_loop.append(simulated(script))
                 findings = len(result["findings"])
-            rows.append((name, min(p_wall), min(d_wall), min(p_loop), min(d_loop), findings))
+            rows.append((name, min(p_wall), min(d_wall), min(p_loop), min(d_loop), min(s_loop), findings))
             print(f"{name}: command {min(p_wall):.2f} s -> {min(d_wall):.2f} s ({min(d_wall) / min(p_wall):.2f}x); "
                   f"loop {min(p_loop):.3f} s -> {min(d_loop):.3f} s ({min(d_loop) / min(p_loop):.2f}x)", flush=True)
     lines = [
@@ -146,15 +162,19 @@ def main() -> int:
         "- torch threads: 1 in both (OMP_NUM_THREADS=1)",
         f"- minimum of {args.repeats} runs each, plain and doctor alternating",
         "",
-        "| workload | plain command (s) | doctor command (s) | command ratio | plain loop (s) | doctor loop (s) | loop ratio | findings |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| workload | plain command (s) | doctor command (s) | command ratio | plain loop (s) | doctor loop (s) | "
+        "loop ratio | loop on sim without the doctor (s) | of it, the simulator's | findings |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for name, pw, dw, pl, dl, findings in rows:
-        lines.append(f"| {name} | {pw:.2f} | {dw:.2f} | {dw / pw:.2f}x | {pl:.3f} | {dl:.3f} | {dl / pl:.2f}x | {findings} |")
+    for name, pw, dw, pl, dl, sl, findings in rows:
+        lines.append(f"| {name} | {pw:.2f} | {dw:.2f} | {dw / pw:.2f}x | {pl:.3f} | {dl:.3f} | {dl / pl:.2f}x | "
+                     f"{sl:.3f} | {sl / pl:.2f}x | {findings} |")
     lines += ["", "The command is the whole `python script.py` against the whole `devcourse doctor script.py` "
               "(Python's and torch's start-up included, and for the doctor its confined process, the simulator's "
               "set-up and the analysis); the loop is what the script measures of its own loop. The doctor runs the "
-              "script on the simulated accelerator (sim:1); plainly it runs on the CPU. Produced by "
+              "script on the simulated accelerator (sim:1); plainly it runs on the CPU. The last ratio is the script's "
+              "loop on the simulator without the doctor (installed by hand, runpy) over the plain CPU loop: the part "
+              "of the loop ratio that is the simulator's own. Produced by "
               "`python benchmarks/doctor_overhead.py`."]
     Path(args.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -33,8 +33,8 @@ def add_parser(sub, func=None) -> None:
                    help="what the simulated accelerator can hold: mps refuses float64, as Apple's GPUs do")
     out = d.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the result as JSON")
-    out.add_argument("--sarif", nargs="?", const="-", metavar="FILE",
-                     help="write SARIF 2.1.0 (for editors and code scanning) to FILE, or print it")
+    out.add_argument("--sarif", metavar="FILE",
+                     help="write SARIF 2.1.0 (for editors and code scanning) to FILE (-: print it)")
     d.add_argument("script", help="the Python script to run")
     d.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
     d.set_defaults(func=func or run)
