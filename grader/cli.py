@@ -9,6 +9,7 @@
     devcourse reset NAME              restore the shipped (broken) file
     devcourse solution NAME           the reference fix, once yours passes (or with --give-up)
     devcourse stop                    end the warm grading processes (they also end after 15 idle minutes)
+    devcourse doctor SCRIPT [ARGS]    run your own script for a few steps and report its device problems
 
 Where files and progress live: grader.workspace. How results look: grader.report. `--json` on list and check
 prints machine-readable results instead. Exit status: 0 when everything asked for passed, 1 when a check
@@ -249,6 +250,12 @@ def cmd_skip(args) -> int:
     return 0
 
 
+def cmd_doctor(args) -> int:
+    from grader.doctor import command
+
+    return command.run(args, console)
+
+
 def cmd_stop(args) -> int:
     if daemon.stop():
         _say("Stopped the grading processes of this course folder.")
@@ -299,6 +306,9 @@ def parser() -> argparse.ArgumentParser:
     sk.set_defaults(func=cmd_skip)
     sub.add_parser("stop", help="end the warm grading processes").set_defaults(func=cmd_stop)
     classroom_cli.add_parser(sub)
+    from grader.doctor import command as doctor
+
+    doctor.add_parser(sub, cmd_doctor)
     return p
 
 

@@ -5,6 +5,9 @@
     %devcourse check NAME  grades the code the exercise cell saved, on every device leg, and shows the same
                            table and messages as `devcourse check` (as HTML; plain text elsewhere)
     %devcourse hint NAME [N] / %devcourse list
+    %devcourse doctor [--steps N] [--device D] [CELLS]
+                           the doctor (`devcourse doctor`) on the cells run so far, or those numbered
+                           ("3 5-7"), each finding at its cell and line (grader.doctor.notebook)
 
 The saved file starts with one comment line standing for the `%%exercise` line, so the line numbers in the
 grader's messages are the cell's own. `check(NAME)` is the same check as a plain function call.
@@ -95,6 +98,18 @@ def hint(name: str, n: int | None = None):
     return Shown(lambda c: c.print(text))
 
 
+def doctor(shell, line: str):
+    """%devcourse doctor: the report of `devcourse doctor` for this notebook's cells."""
+    from grader.doctor import notebook, render
+
+    args, wanted = notebook.parse(line)
+    cells = notebook.cells_of_session(shell, wanted)
+    result = notebook.diagnose_cells(cells, args.steps, args.device, args.profile, args.timeout)
+    shown = Shown(lambda c: render.print_report(c, result, locate=notebook.locate))
+    shown.result = result
+    return shown
+
+
 def listing():
     prog = Progress.load()
     return Shown(lambda c: report.print_list(c, prog, prog.next_exercise()))
@@ -111,10 +126,13 @@ class CourseMagics(Magics):
 
     @line_magic
     def devcourse(self, line: str):
-        """%devcourse check NAME | hint NAME [N] | list"""
+        """%devcourse check NAME | hint NAME [N] | list | doctor [OPTIONS] [CELLS]"""
         words = shlex.split(line)
-        if not words or words[0] not in ("check", "hint", "list"):
-            raise ValueError("usage: %devcourse check NAME, %devcourse hint NAME [N] or %devcourse list")
+        if not words or words[0] not in ("check", "hint", "list", "doctor"):
+            raise ValueError("usage: %devcourse check NAME, %devcourse hint NAME [N], %devcourse list or "
+                             "%devcourse doctor [--steps N] [--device D] [CELLS]")
+        if words[0] == "doctor":
+            return doctor(self.shell, line.split("doctor", 1)[1])
         if words[0] == "list":
             return listing()
         if len(words) < 2:

@@ -7,7 +7,8 @@ shipped copy of every exercise file (grader/shipped_exercises.json, which `devco
 Each notebook: a set-up cell (installs the course's grader when `import grader` fails, as on Colab: a clone
 of the repository put on sys.path, plus the few packages grading needs; then `%load_ext grader.magics`), then
 per exercise a text cell (title, points, the exercise's docstring), its broken code in an editable cell that
-starts with `%%exercise NAME`, and a check cell `%devcourse check NAME`. Without outputs; cell ids come from
+starts with `%%exercise NAME`, and a check cell `%devcourse check NAME`; at the end, a note and a cell that
+run `%devcourse doctor` on the learner's own cells (grader.doctor.notebook). Without outputs; cell ids come from
 the content, so regenerating leaves unchanged notebooks unchanged. tests/test_notebooks.py keeps them in step.
 """
 
@@ -136,6 +137,25 @@ def exercise_cells(ex: course.Exercise) -> list:
     ]
 
 
+DOCTOR_TEXT = """\
+## On your own code
+
+The same instruments look at a training script of your own, with or without a GPU. Put its cells in this
+notebook (or open your own notebook, with the set-up cell above first), run them, then run the cell below:
+`%devcourse doctor` runs the cells run so far again, in a process of its own, for a few steps on the simulated
+accelerator (`sim:1`, so that a lost device index shows), and reports each device problem at its cell and line
+with the book's section that explains it. In a terminal: `devcourse doctor train.py`."""
+
+DOCTOR_CELL = """\
+# Options: %devcourse doctor 3 5-7 (those cells only), --steps N (default 3), --device cuda:0 (a real GPU)
+%devcourse doctor"""
+
+
+def doctor_cells() -> list:
+    """The note and the cell that run `devcourse doctor` on the notebook's own cells (grader.doctor.notebook)."""
+    return [nbformat.v4.new_markdown_cell(DOCTOR_TEXT), nbformat.v4.new_code_cell(DOCTOR_CELL)]
+
+
 def build(chapter: str):
     nb = nbformat.v4.new_notebook()
     nb.metadata = {
@@ -147,6 +167,7 @@ def build(chapter: str):
     nb.cells = [nbformat.v4.new_markdown_cell(intro_source(chapter)), nbformat.v4.new_code_cell(setup_source())]
     for ex in course.for_chapter(chapter):
         nb.cells += exercise_cells(ex)
+    nb.cells += doctor_cells()
     for i, cell in enumerate(nb.cells):
         # Ids from the content, not random ones: regenerating an unchanged notebook leaves it unchanged.
         cell.id = hashlib.sha256(f"{i}\0{cell.cell_type}\0{cell.source}".encode()).hexdigest()[:8]

@@ -1,0 +1,357 @@
+"""From what was watched (grader.doctor.observe, grader.doctor.steps, grader.instruments' Measurement) to
+findings, each at the learner's line.
+
+"Per step" means: in at least two of the steps the doctor ran (optimizer steps, else loop iterations; where the
+script has neither, at least twice), so a one-off at set-up or a print every 100 steps is not reported."""
+
+from __future__ import annotations
+
+import ast
+import gc
+import re
+import traceback
+from collections import Counter, defaultdict
+
+import torch
+
+from grader.doctor.findings import Finding, plural, size
+from grader.instruments import Line
+
+DEVICE = re.compile(r"\b(cpu|cuda|sim|mps|meta|xpu)(?::(\d+))?\b")
+MISMATCH = re.compile(r"(same device|to be on|on the same|device mismatch|but got .* device|devices?,)", re.I)
+
+
+class Analysis:
+    def __init__(self, rec, steps, path: str, lines: list[str], scopes: list[dict] = ()):
+        self.rec, self.steps, self.path, self.lines = rec, steps, path, lines
+        self.scopes = list(scopes)  # the script's namespaces (module, frames of its functions): who holds what
+        self.m = rec.measurement
+        self.unit = 0 if steps.unit == "optimizer" else 1
+        # Where the script had no steps to count (no optimizer, no DataLoader), or fewer than two, a line counts
+        # as per step when it ran twice or more.
+        self.done = steps.done if steps.done >= 2 else 0
+        self.device = str(rec.device)
+
+    # ---------------------------------------------------------------------------------------- helpers
+    def finding(self, code: str, message: str, line: Line | None, **kw) -> Finding:
+        return Finding(code, message, self.path, line.number if line else None, line.code if line else "", **kw)
+
+    def interval(self, step: tuple) -> int:
+        return step[self.unit]
+
+    def repeated(self, events) -> dict:
+        """{line: (count, per step)} of the lines whose (step, line) events happen in two steps or more (or twice,
+        where the script had no steps)."""
+        seen = defaultdict(set)
+        counts = Counter()
+        for step, line in events:
+            if line is None:
+                continue
+            seen[line].add(self.interval(step))
+            counts[line] += 1
+        out = {}
+        for line, steps in seen.items():
+            if (len(steps) >= 2) if self.done else counts[line] >= 2:
+                out[line] = (counts[line], max(1, round(counts[line] / max(len(steps), 1))))
+        return out
+
+    def counter_events(self, marks_attr: str, final: Counter):
+        """(step, line) events from the cumulative counters of the boundaries, one per counted event."""
+        marks = self.steps.optimizer if self.unit == 0 else self.steps.batch
+        previous = Counter()
+        cumulative = [getattr(mark, marks_attr) for mark in marks] + [final]
+        for i, now in enumerate(cumulative):
+            for line, n in (now - previous).items():
+                for _ in range(n):
+                    yield ((i, i), line)
+            previous = now
+
+    # ---------------------------------------------------------------------------------------- findings
+    def all(self) -> list[Finding]:
+        out = []
+        out += self.host_reads()
+        out += self.syncs()
+        out += self.data_dependent()
+        out += self.copies()
+        out += self.early_reads()
+        out += self.float64()
+        out += self.left_behind()
+        out += self.memory_kept()
+        return out
+
+    def host_reads(self):
+        final = self.m.read_lines + self.m.printed_lines
+        out = []
+        for line, (n, per) in self.repeated(self.counter_events("reads", final)).items():
+            if self.rec.by_design[line] >= n:
+                continue  # all of them inside GradScaler (observe.BY_DESIGN)
+            out.append(self.finding("host-read-per-step", (
+                f"{plural(per, 'read')} of a {self.device} value per step ({n} in the steps run): "
+                ".item(), float(), int(), bool(), .tolist(), an `if` on a tensor or print(t) make Python wait until "
+                "the device has done all the work queued. Keep the running value on the device (total += "
+                "loss.detach()) and read it once, after the loop or every few hundred steps."), line))
+        return out
+
+    def syncs(self):
+        """synchronize() calls (observe.watch_synchronize), and waits for one stream or event (the measurement's)."""
+        events = [(step, line) for step, line, _ in self.rec.syncs]
+        own = {line for _, line in events}
+        events += [e for e in self.counter_events("syncs", self.m.sync_lines) if e[1] not in own]
+        waited = defaultdict(set)
+        for _, line, device in self.rec.syncs:
+            waited[line].add(device)
+        out = []
+        for line, (n, per) in self.repeated(events).items():
+            other = sorted(waited[line] - {self.device})
+            note = (f" It waits for {', '.join(other)}, the current device, not {self.device} where the work runs: "
+                    "as a timing it measures nothing.") if other else ""
+            out.append(self.finding("sync-per-step", (
+                f"{plural(per, 'explicit synchronisation')} per step: the host waits for the device to finish "
+                "every step, so nothing overlaps. Remove it; synchronize only to time, or before reading a "
+                f"non_blocking copy.{note}"), line))
+        return out
+
+    def data_dependent(self):
+        marks = self.steps.optimizer if self.unit == 0 else self.steps.batch
+        bounds = [mark.data_dependent for mark in marks]
+        events = []
+        for index, (name, line) in enumerate(zip(self.m.data_dependent, self.m.data_dependent_lines)):
+            step = sum(1 for b in bounds if b <= index)
+            events.append(((step, step), line))
+        names = defaultdict(set)
+        for (_, line), name in zip(events, self.m.data_dependent):
+            names[line].add(name)
+        out = []
+        for line, (n, per) in self.repeated(events).items():
+            if line in self.rec.backward_lines:
+                continue  # the gradient of a forward operation, which is reported at its own line
+            ops = ", ".join(sorted(names[line]))
+            out.append(self.finding("data-dependent-shape", (
+                f"{ops} on {self.device} every step: the size of its result depends on the values on the device, "
+                "so the host waits for the device to know it. Keep shapes fixed: torch.where(mask, x, 0), x * "
+                "mask, or a sum divided by mask.sum() instead of boolean indexing."), line))
+        return out
+
+    def copies(self):
+        out = []
+        h2d = [c for c in self.rec.copies if c.kind == "h2d"]
+        by_line = defaultdict(list)
+        for c in h2d:
+            by_line[(c.line, c.fingerprint)].append(c)
+        helpers = {}
+        for (line, fingerprint), copies in by_line.items():
+            if line is None or fingerprint is None:
+                continue
+            steps = {self.interval(c.step) for c in copies}
+            if (len(steps) >= 2) if self.done else len(copies) >= 2:
+                helpers.setdefault(line, copies)
+        for line, copies in helpers.items():
+            c = copies[-1]
+            out.append(self.finding("helper-copied-per-step", (
+                f"the same values ({size(c.nbytes)}) are made on the CPU and copied to {c.dst} every step "
+                f"({plural(len(copies), 'copy', 'copies')} of identical data): make this tensor once, before the "
+                "loop, directly on the device (device=x.device), or register it as a buffer of the model."), line))
+        pageable = {}
+        for c in h2d:
+            if c.non_blocking and not c.pinned and c.line is not None:
+                pageable.setdefault(c.line, []).append(c)
+        for line, copies in pageable.items():
+            out.append(self.finding("pageable-non-blocking", (
+                f"non_blocking=True on {plural(len(copies), 'copy', 'copies')} from pageable (not pinned) memory "
+                f"to {copies[0].dst}: such a copy goes through a pinned staging buffer and the host waits for it "
+                "anyway. Pin the batches (DataLoader(..., pin_memory=True)) so that non_blocking can overlap."),
+                line))
+        return out
+
+    def early_reads(self):
+        out, seen = [], set()
+        for _, read_line, copy_line in self.rec.early_reads:
+            if read_line in seen:
+                continue
+            seen.add(read_line)
+            copied = f" ({copy_line})" if copy_line else ""
+            out.append(self.finding("early-read", (
+                f"reads the result of a non_blocking copy to the host{copied} before anything waited for it: on a "
+                "GPU its values may not have arrived yet (here they are NaN). Wait first (an event's synchronize(),"
+                " or torch.accelerator.synchronize()), or copy without non_blocking=True."), read_line))
+        return out
+
+    def float64(self):
+        out, seen = [], set()
+        for _, line in self.rec.float64:
+            if line is None or line in seen:
+                continue
+            seen.add(line)
+            out.append(self.finding("float64-on-device", (
+                f"makes a float64 tensor on {self.device}: MPS cannot hold float64 (it raises there), and GPUs run "
+                "float64 many times slower than float32. Convert where the data comes in: torch.from_numpy(a)"
+                ".float(), torch.tensor(..., dtype=torch.float32), or a NumPy array of float32."), line))
+        return out
+
+    def left_behind(self):
+        out = []
+        by_line: dict = {}
+        for item in self.rec.left_behind:
+            whats = by_line.setdefault((item.line, item.target), [])
+            if item.what not in whats:
+                whats.append(item.what)
+        for (line, target), whats in by_line.items():
+            out.append(self.finding("left-behind", (
+                f"after this move to {target}, {' and '.join(whats)} stayed where "
+                f"{'it was' if len(whats) == 1 else 'they were'}: .to() moves parameters, registered buffers and "
+                "submodules only. Register a tensor with self.register_buffer(name, tensor) and keep modules in "
+                "nn.ModuleList or nn.ModuleDict (or make a tensor on the device inside forward: device=x.device)."),
+                line))
+        for line, what in self.steps.optimizer_state[:1]:
+            out.append(self.finding("optimizer-state-left-behind", (
+                f"{what}: the optimizer's state was made or loaded before the model moved, and this step mixes "
+                "devices. Move the model first, then create the optimizer, then load its checkpoint (load_state_dict "
+                "moves state to each parameter's device)."), line))
+        return out
+
+    def memory_kept(self):
+        """Tensors of the autograd graph kept from step to step (a list of losses, a running total that requires
+        grad): their memory grows every step."""
+        if self.done < 2:
+            return []
+        last = self.done
+        kept = defaultdict(set)
+        sample = {}
+        for h in list(self.rec.held.values()):
+            t = h.ref()
+            if t is None or t.grad_fn is None or h.line is None:
+                continue
+            made = self.interval(h.step)
+            if made <= last - 2:
+                kept[h.line].add(made)
+                sample.setdefault(h.line, t)
+        out = []
+        for line, steps in kept.items():
+            if len(steps) < 2 and not any(s > 0 for s in steps):
+                continue
+            holder = self.holder_line(sample[line])
+            where = f" ({holder[1]})" if holder else ""
+            out.append(self.finding("memory-grows", (
+                f"tensors made at {line} in earlier steps are still alive, each with its autograd graph{where}: the "
+                "device memory of every step's graph is kept, and grows until it runs out. Keep loss.detach() (or "
+                "loss.item() once, at the end) instead of the loss itself."), holder[0] if holder else line))
+        return out
+
+    def holder_line(self, tensor):
+        """The learner's line that keeps `tensor`: `NAME.append(...)` of the list that holds it, if any."""
+        try:
+            lists = [r for r in gc.get_referrers(tensor) if isinstance(r, list)]
+            names = set()
+            for scope in self.scopes:
+                for name, value in list(scope.items()):
+                    if any(value is lst for lst in lists):
+                        names.add(name)
+            if not names:
+                return None
+            tree = ast.parse("\n".join(self.lines))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr in ("append", "extend") and isinstance(node.func.value, ast.Name) \
+                        and node.func.value.id in names:
+                    number = node.lineno
+                    return (Line(number, self.lines[number - 1].strip()), f"kept in the list `{node.func.value.id}`")
+        except Exception:
+            return None
+        return None
+
+
+# -------------------------------------------------------------------------------------------- a crash
+def script_frame(exc: BaseException, path: str):
+    """The innermost frame of the script's own file in the exception's traceback, and its line number."""
+    found = None
+    for frame, number in traceback.walk_tb(exc.__traceback__):
+        if frame.f_code.co_filename == path:
+            found = (frame, number)
+    return found
+
+
+def _names(code: str) -> list[str]:
+    names = []
+    for match in re.finditer(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*", code):
+        text = match.group(0)
+        if text not in names:
+            names.append(text)
+    return names
+
+
+def _device_of(value):
+    if isinstance(value, torch.Tensor):
+        return value.device
+    if isinstance(value, torch.nn.Module):
+        for p in value.parameters():
+            return p.device
+    return None
+
+
+def where_tensors_live(frame, code: str) -> list[tuple[str, torch.device]]:
+    """The tensors and modules that the statement names, each with its device (`x`, `self.mask`, `model`)."""
+    out = []
+    for name in _names(code):
+        head, *rest = name.split(".")
+        scope = frame.f_locals if head in frame.f_locals else frame.f_globals
+        if head not in scope:
+            continue
+        value = scope[head]
+        shown = head
+        for attr in rest:
+            try:
+                value = getattr(value, attr)
+            except Exception:
+                value = None
+                break
+            shown += "." + attr
+        device = _device_of(value)
+        if device is not None and not any(shown == s for s, _ in out):
+            out.append((shown, device))
+    return out
+
+
+def crash(exc: BaseException, path: str, lines: list[str], device: str) -> Finding:
+    text = f"{type(exc).__name__}: {exc}".strip()
+    found = script_frame(exc, path)
+    line = None
+    if found:
+        frame, number = found
+        line = Line(number, lines[number - 1].strip() if number <= len(lines) else "")
+    devices = {m.group(0) for m in DEVICE.finditer(str(exc))}
+    is_mismatch = isinstance(exc, RuntimeError) and MISMATCH.search(str(exc)) and len(devices) >= 2
+    if not is_mismatch and "float64" in str(exc) and "MPS" in str(exc):
+        return Finding("float64-on-device", f"{text}\nMPS cannot hold float64: convert where the data comes in "
+                       "(.float(), dtype=torch.float32, a NumPy array of float32).", path,
+                       line.number if line else None, line.code if line else "")
+    if not is_mismatch:
+        message = f"{text}"
+        if isinstance(exc, FileNotFoundError):
+            message += ("\nThe script needs a file it cannot find. The doctor runs it from the folder you ran the doctor "
+                        "in (reading your files there, writing into a temporary copy): run it from where you run the "
+                        "script, or pass the path as an argument.")
+        elif isinstance(exc, PermissionError) and "network" in str(exc):
+            message += "\nThe doctor runs scripts without network access: download the data first."
+        return Finding("crash", message, path, line.number if line else None, line.code if line else "")
+    cuda_words = DEVICE.sub(lambda m: ("cuda" if m.group(1) == "sim" else m.group(1))
+                            + (f":{m.group(2)}" if m.group(2) else ""), str(exc)) if "sim" in str(exc) else str(exc)
+    accelerators = {d for d in devices if not d.startswith(("cpu", "meta"))}
+    lost = len(accelerators) >= 2 and "cpu" not in devices
+    live = where_tensors_live(found[0], line.code) if found and line else []
+    shown = ", ".join(f"`{name}` is on {dev}" for name, dev in live)
+    if lost:
+        advice = (f"Two accelerators in one operation: a device index was lost on the way. The script's device is "
+                  f"{device}; a tensor made with torch.device(x.device.type), .cuda(), \"cuda\" or "
+                  "torch.cuda.current_device() lands on the *current* device (index 0) instead. Pass the whole "
+                  "device (x.device) along.")
+    else:
+        others = sorted({str(dev) for _, dev in live} - {device}) or sorted(devices - {device})
+        advice = (f"Move the {'one' if len(others) <= 1 else 'ones'} on {' and '.join(others) or 'the CPU'} to "
+                  f"{device}: make it there (device=x.device) or move it once with .to(device) where it is made; "
+                  "a tensor kept by a module belongs in a registered buffer.")
+    message = f"{text}\nAs CUDA says it: {cuda_words}" if cuda_words != str(exc) else text
+    if shown:
+        message += f"\nIn this statement: {shown}."
+    message += f"\n{advice}"
+    return Finding("lost-index" if lost else "device-mismatch", message, path, line.number if line else None,
+                   line.code if line else "")

@@ -1,0 +1,420 @@
+"""What the doctor watches while the learner's script runs, beyond grader.instruments.measure (host reads,
+syncs, data-dependent operations, peak memory): each copy between host and device with its step, size,
+pinned-ness, non_blocking and a fingerprint of what crossed (the same values copied every step are a helper
+that belongs on the device), reads of a non_blocking copy's destination before anything waited, float64 made
+on the device, device memory held per learner line, and module state left behind when a model moves.
+
+Every event carries the step it happened in (`Recorder.step`, advanced by grader.doctor.steps) and the
+learner's line (grader.instruments attributes it). Watching must never change what the script does: every
+hook swallows its own errors."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import weakref
+from collections import Counter
+from dataclasses import dataclass, field
+
+import torch
+from torch.utils._python_dispatch import _disable_current_modes
+
+from grader import instruments
+from grader.instruments import Line
+
+aten = torch.ops.aten
+_COPIES = (aten._to_copy.default, aten.copy_.default)
+SMALL = 64 * 2**10  # device tensors smaller than this, made in no_grad, are not followed for memory
+FINGERPRINT_BYTES = 4 * 2**20  # larger sources are not fingerprinted (hashing them would cost a copy's time)
+
+
+def line() -> Line | None:
+    return instruments._learner_line()
+
+
+@dataclass
+class CopyEvent:
+    step: tuple[int, int]  # (optimizer steps, loop iterations) done before it
+    kind: str  # h2d, d2h, d2d
+    line: Line | None
+    nbytes: int
+    pinned: bool  # the host side is pinned memory
+    non_blocking: bool
+    fingerprint: str | None  # of the values that went to the device (h2d), when small enough
+    src: str = ""
+    dst: str = ""
+
+
+@dataclass
+class LeftBehind:
+    line: Line | None
+    what: str  # "`self.mask` (a CPU tensor of Net)"
+    target: str
+
+
+@dataclass
+class Held:
+    line: Line | None
+    step: tuple[int, int]
+    nbytes: int
+    ref: weakref.ref
+
+
+@dataclass
+class Recorder:
+    device: torch.device
+    step_optimizer: int = 0  # optimizer steps done (grader.doctor.steps advances them)
+    step_batch: int = 0  # loop iterations done
+    copies: list[CopyEvent] = field(default_factory=list)
+    early_reads: list = field(default_factory=list)  # (step, line of the read, line of the copy)
+    float64: list[tuple[tuple, Line | None]] = field(default_factory=list)
+    left_behind: list[LeftBehind] = field(default_factory=list)
+    held: dict[int, Held] = field(default_factory=dict)  # live device tensors the script made
+    live_bytes: int = 0
+    peak_bytes: int = 0
+    peak_holders: Counter = field(default_factory=Counter)  # line -> bytes held at the peak
+    pending: dict = field(default_factory=dict)  # data_ptr -> line of non_blocking copies back not waited for
+    measurement: instruments.Measurement | None = None
+    # Lines whose data-sized operations ran in backward (the gradient of a forward one, reported there)
+    backward_lines: set = field(default_factory=set)
+    # Inside library code that reads device values or makes float64 by design (GradScaler checks for inf every
+    # step, with a float64 reciprocal): not the learner's doing. by_design counts its reads per line.
+    inside_library: int = 0
+    syncs: list = field(default_factory=list)  # (step, line, device waited for) of synchronize() calls
+    by_design: Counter = field(default_factory=Counter)
+
+    @property
+    def step(self) -> tuple[int, int]:
+        return (self.step_optimizer, self.step_batch)
+
+    def on_device(self, t) -> bool:
+        return isinstance(t, torch.Tensor) and t.device.type == self._type
+
+    def __post_init__(self):
+        self._type = self.device.type
+
+    # ---------------------------------------------------------------------------- memory held per line
+    def hold(self, t: torch.Tensor) -> None:
+        key = id(t)
+        if key in self.held:
+            return
+        nbytes = t.numel() * t.element_size()
+        if nbytes < SMALL and not torch.is_grad_enabled():
+            # neither a part of the peak worth naming nor of a graph (below autograd, an output's requires_grad is
+            # not set yet: grad mode says whether it may be); and naming its line costs a walk up the stack
+            return
+
+        def freed(_ref, key=key, nbytes=nbytes):
+            if self.held.pop(key, None) is not None:
+                self.live_bytes -= nbytes
+
+        self.held[key] = Held(line(), self.step, nbytes, weakref.ref(t, freed))
+        self.live_bytes += nbytes
+        if self.live_bytes > self.peak_bytes:
+            self.peak_bytes = self.live_bytes
+            if self.live_bytes > 1.1 * sum(self.peak_holders.values()) or not self.peak_holders:
+                self.peak_holders = Counter()
+                for h in self.held.values():
+                    self.peak_holders[h.line] += h.nbytes
+
+    # ---------------------------------------------------------------------------- non_blocking copies back
+    def waited(self) -> bool:
+        m = self.measurement
+        if m is not None and m.unawaited_d2h == 0:
+            self.pending.clear()
+        return not self.pending
+
+    def check_read(self, tensors) -> None:
+        if not self.pending or self.waited():
+            return
+        for t in tensors:
+            if isinstance(t, torch.Tensor) and t.device.type == "cpu":
+                try:
+                    ptr = t.untyped_storage().data_ptr()
+                except Exception:
+                    continue
+                if ptr in self.pending:
+                    self.early_reads.append((self.step, line(), self.pending.pop(ptr)))
+                    return
+
+
+def _fingerprint(t: torch.Tensor) -> str | None:
+    try:
+        if t.numel() * t.element_size() > FINGERPRINT_BYTES:
+            return None
+        with _disable_current_modes():
+            data = t.detach().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+        return f"{t.dtype}{tuple(t.shape)}:" + hashlib.blake2b(data, digest_size=12).hexdigest()
+    except Exception:
+        return None
+
+
+def _tensors(tree):
+    if isinstance(tree, torch.Tensor):
+        yield tree
+    elif isinstance(tree, (list, tuple)):
+        for x in tree:
+            yield from _tensors(x)
+    elif isinstance(tree, dict):
+        for x in tree.values():
+            yield from _tensors(x)
+
+
+class Watch(instruments._Counter):
+    """grader.instruments' counting mode, which also feeds a Recorder (copies, float64, memory, early reads): one
+    mode, not two stacked, since each Python dispatch mode costs every operation a round trip through Python."""
+
+    def __init__(self, m: instruments.Measurement, rec: Recorder):
+        super().__init__(m)
+        self.rec = rec
+
+    def _run(self, func, args, kwargs):
+        if instruments._is_composite(func):  # as instruments._Counter._run: split what inference mode left whole
+            with self:
+                out = func.decompose(*args, **kwargs)
+            if out is not NotImplemented:
+                return out
+        rec = self.rec
+        before = None
+        try:
+            if rec.pending and func not in _COPIES:
+                rec.check_read(_tensors(args))
+            if func in _COPIES:
+                before = self._source(func, args)
+        except Exception:
+            pass
+        out = func(*args, **kwargs)
+        try:
+            self._note(func, args, kwargs, out)  # grader.instruments' counts
+        except Exception:
+            pass
+        try:
+            self._watch(func, args, kwargs, out, before)
+        except Exception:  # watching must never change what the script does
+            pass
+        return out
+
+    @staticmethod
+    def _source(func, args):
+        src = args[0] if func is aten._to_copy.default else args[1]
+        if isinstance(src, torch.Tensor) and src.device.type == "cpu":
+            return _fingerprint(src), src.is_pinned()
+        return None
+
+    def _watch(self, func, args, kwargs, out, before):
+        rec = self.rec
+        if func in _COPIES:
+            src, dst = (args[0], out) if func is aten._to_copy.default else (args[1], args[0])
+            if isinstance(src, torch.Tensor) and isinstance(dst, torch.Tensor) and src.device != dst.device:
+                kind = "d2h" if dst.device.type == "cpu" else "h2d" if src.device.type == "cpu" else "d2d"
+                non_blocking = instruments._non_blocking(func is aten._to_copy.default, args, kwargs)
+                fingerprint, pinned = before if before else (None, False)
+                if kind == "d2h":
+                    pinned = dst.is_pinned()
+                    if non_blocking and pinned:
+                        rec.pending[dst.untyped_storage().data_ptr()] = line()
+                    else:
+                        rec.pending.clear()  # a blocking copy back waits for everything queued before it
+                rec.copies.append(CopyEvent(rec.step, kind, line(), dst.numel() * dst.element_size(), pinned,
+                                            non_blocking, fingerprint if kind == "h2d" else None,
+                                            str(src.device), str(dst.device)))
+        outs = [t for t in _tensors(out) if rec.on_device(t)]
+        if not outs:
+            return
+        if (func in instruments.DATA_DEPENDENT or func in instruments._INDEXING) \
+                and torch._C._current_autograd_node() is not None:
+            rec.backward_lines.add(line())
+        if any(t.dtype is torch.float64 for t in outs) and not rec.inside_library and not any(
+                rec.on_device(t) and t.dtype == torch.float64 for t in _tensors(args)):
+            rec.float64.append((rec.step, line()))
+        if _makes_memory(func):
+            for t in outs:
+                rec.hold(t)
+
+
+_MAKES_MEMORY: dict = {}  # op -> whether its outputs are new memory (not a view, not written in place)
+
+
+def _makes_memory(func) -> bool:
+    found = _MAKES_MEMORY.get(func)
+    if found is None:
+        found = _MAKES_MEMORY[func] = not func.is_view and not func._schema.is_mutable
+    return found
+
+
+@contextlib.contextmanager
+def measure(device: torch.device, rec: Recorder):
+    """grader.instruments.measure(device), with Watch as its counting mode: the same Measurement (host reads,
+    syncs, data-dependent operations, peak memory), and the Recorder's events besides."""
+    m = instruments.Measurement(device)
+    rec.measurement = m
+    mod = instruments._device_module(device)
+    peak_known = mod is not None and hasattr(mod, "reset_peak_memory_stats") and hasattr(mod, "max_memory_allocated")
+    if peak_known:
+        mod.reset_peak_memory_stats(device)
+    with Watch(m, rec), instruments._counting_syncs(m, mod), instruments._counting_host_data(m, mod), \
+            instruments._counting_stream_waits(m, mod), instruments._counting_prints(m):
+        yield m
+    if peak_known:
+        m.peak_bytes = int(mod.max_memory_allocated(device))
+
+
+# -------------------------------------------------------------------------------- outside the dispatcher
+def watch_python_data(rec: Recorder):
+    """torch.tensor(list, device=...) copies its values below the dispatcher: note those copies, with a
+    fingerprint of the Python values (the same list every step is a helper). Returns the undo."""
+    undo = []
+    for owner, name, first in ((torch, "tensor", 0), (torch, "as_tensor", 0)):
+        original = getattr(owner, name)
+
+        def make(*args, _original=original, _first=first, **kwargs):
+            out = _original(*args, **kwargs)
+            try:
+                data = args[_first] if len(args) > _first else kwargs.get("data")
+                if isinstance(data, (list, tuple)) and isinstance(out, torch.Tensor) and rec.on_device(out):
+                    text = repr(data)
+                    fingerprint = hashlib.blake2b(text.encode(), digest_size=12).hexdigest() \
+                        if len(text) < FINGERPRINT_BYTES else None
+                    rec.copies.append(CopyEvent(rec.step, "h2d", line(), out.numel() * out.element_size(), False,
+                                                False, fingerprint, "cpu", str(out.device)))
+                    rec.hold(out)
+            except Exception:
+                pass
+            return out
+
+        functools.update_wrapper(make, original)
+        setattr(owner, name, make)
+        undo.append((owner, name, original))
+    for name in ("numpy", "tolist"):  # host reads that do not go through the dispatcher
+        original = getattr(torch.Tensor, name)
+
+        def read(self, *args, _original=original, **kwargs):
+            try:
+                rec.check_read([self])
+            except Exception:
+                pass
+            return _original(self, *args, **kwargs)
+
+        functools.update_wrapper(read, original)
+        setattr(torch.Tensor, name, read)
+        undo.append((torch.Tensor, name, original))
+    return undo
+
+
+def watch_module_moves(rec: Recorder):
+    """After `model.to(device)` (or .cuda()), note what stayed behind: plain tensor attributes, and modules or
+    tensors kept in plain lists and dicts, which nn.Module does not move."""
+    original = torch.nn.Module.to
+
+    @functools.wraps(original)
+    def to(self, *args, **kwargs):
+        out = original(self, *args, **kwargs)
+        try:
+            target = _moved_to(self)
+            if target is not None and target.type == rec.device.type:
+                for what in _left_behind(self, target):
+                    rec.left_behind.append(LeftBehind(line(), what, str(target)))
+        except Exception:
+            pass
+        return out
+
+    torch.nn.Module.to = to
+    return [(torch.nn.Module, "to", original)]
+
+
+def _moved_to(module: torch.nn.Module):
+    for p in module.parameters():
+        return p.device
+    for b in module.buffers():
+        return b.device
+    return None
+
+
+def _left_behind(model: torch.nn.Module, target: torch.device):
+    for prefix, module in model.named_modules():
+        owner = f"self.{{}} of {type(module).__name__}" if not prefix else f"{prefix}.{{}}"
+        for name, value in vars(module).items():
+            if name.startswith("_"):
+                continue
+            if isinstance(value, torch.Tensor) and value.device != target:
+                yield f"`{owner.format(name)}` (a tensor on {value.device}, a plain attribute)"
+            elif isinstance(value, (list, tuple, dict)):
+                items = value.values() if isinstance(value, dict) else value
+                kinds = {("module" if isinstance(v, torch.nn.Module) else "tensor") for v in items
+                         if isinstance(v, torch.nn.Module) and _moved_to(v) not in (None, target)
+                         or isinstance(v, torch.Tensor) and v.device != target}
+                if kinds:
+                    holder = "nn.ModuleList/ModuleDict" if "module" in kinds else "buffers"
+                    yield (f"`{owner.format(name)}` (a plain {type(value).__name__} of "
+                           f"{' and '.join(sorted(kinds))}s, not moved: make it {holder})")
+
+
+#: Library functions that sync or make float64 on the device by design, every step.
+BY_DESIGN = (("torch.amp.grad_scaler", "GradScaler", ("step", "update", "unscale_")),)
+
+
+def watch_library(rec: Recorder):
+    """Mark the calls of BY_DESIGN functions, so that their reads and float64 are not reported as the learner's."""
+    import importlib
+
+    undo = []
+    for module_name, class_name, methods in BY_DESIGN:
+        try:
+            owner = getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError):
+            continue
+        for name in methods:
+            original = getattr(owner, name)
+
+            def call(*args, _original=original, **kwargs):
+                m = rec.measurement
+                before = (m.read_lines + m.printed_lines) if m is not None else Counter()
+                rec.inside_library += 1
+                try:
+                    return _original(*args, **kwargs)
+                finally:
+                    rec.inside_library -= 1
+                    if m is not None:
+                        rec.by_design.update((m.read_lines + m.printed_lines) - before)
+
+            functools.update_wrapper(call, original)
+            setattr(owner, name, call)
+            undo.append((owner, name, original))
+    return undo
+
+
+def watch_synchronize(rec: Recorder):
+    """Note every synchronize() of the accelerator, whichever device it waits for: the host stalls all the same
+    (instruments.measure counts only those that wait for the measured device). A call made inside another (the
+    simulator's accelerator hooks call its module's) is one wait."""
+    owners = [torch.accelerator]
+    module = getattr(torch, rec.device.type, None)
+    if module is not None and callable(getattr(module, "synchronize", None)):
+        owners.append(module)
+    undo, inside = [], [0]
+    for owner in owners:
+        original = owner.synchronize
+
+        def synchronize(device=None, *args, _original=original, _owner=owner, **kwargs):
+            if not inside[0] and not rec.inside_library:
+                try:
+                    if device is None:
+                        current = getattr(_owner, "current_device", None) or torch.accelerator.current_device_index
+                        waited = f"{rec.device.type}:{current()}"
+                    else:
+                        waited = str(torch.device(rec.device.type, device) if isinstance(device, int)
+                                     else torch.device(device))
+                    rec.syncs.append((rec.step, line(), waited))
+                except Exception:
+                    pass
+            inside[0] += 1
+            try:
+                return _original(device, *args, **kwargs)
+            finally:
+                inside[0] -= 1
+
+        functools.update_wrapper(synchronize, original)
+        setattr(owner, "synchronize", synchronize)
+        undo.append((owner, "synchronize", original))
+    return undo

@@ -1,0 +1,152 @@
+"""Steps of the learner's script: optimizer steps (every optimizer, through torch's global step hooks) and
+iterations of its data loops (every DataLoader's iterator). Each is a boundary between steps for the per-step
+findings, and the doctor stops the script after `limit` of them (optimizer steps, or loop iterations where no
+optimizer has stepped), by raising StopScript: a BaseException, which a script's `except Exception` lets by.
+It stops at the next boundary after the last step (the next step, or the next batch), so that what the loop
+does after `optimizer.step()` (logging a loss) is seen for the last step too."""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from dataclasses import dataclass, field
+
+import torch
+
+
+class StopScript(BaseException):
+    """Raised into the script once it ran the steps asked for."""
+
+
+class TimeUp(BaseException):
+    """Raised into the script when its CPU time is up (SIGXCPU at the soft limit set here), so that what ran is
+    still reported: a loop with neither an optimizer nor a DataLoader to count its steps ends so."""
+
+
+def stop_when_time_is_up(seconds: float) -> None:
+    """From now on, the script may use `seconds` of CPU time (the hard limit, set by grader.doctor.launch, stays)."""
+    import resource
+    import signal
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    soft = int(usage.ru_utime + usage.ru_stime + max(1.0, seconds)) + 1
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+    def handler(signum, frame):
+        signal.signal(signal.SIGXCPU, signal.SIG_IGN)  # once: the analysis runs in the time left
+        raise TimeUp()
+
+    signal.signal(signal.SIGXCPU, handler)
+
+
+@dataclass
+class Mark:
+    """What the measurement had counted at one boundary."""
+
+    reads: Counter
+    syncs: Counter
+    data_dependent: int
+
+
+@dataclass
+class Steps:
+    rec: object  # grader.doctor.observe.Recorder
+    limit: int
+    optimizer: list[Mark] = field(default_factory=list)  # after each optimizer step
+    batch: list[Mark] = field(default_factory=list)  # before each loop iteration after the first
+    optimizer_state: list = field(default_factory=list)  # (line, what) of optimizer state on another device
+    stopping: bool = False  # the steps asked for are done: stop at the next boundary
+
+    def _mark(self) -> Mark:
+        m = self.rec.measurement
+        return Mark(m.read_lines + m.printed_lines, m.sync_lines.copy(), len(m.data_dependent_lines))
+
+    @property
+    def unit(self) -> str:
+        """What a step is for this run: "optimizer" once any optimizer stepped, else "batch"."""
+        return "optimizer" if self.optimizer else "batch"
+
+    @property
+    def done(self) -> int:
+        return len(self.optimizer) if self.optimizer else len(self.batch)
+
+    def stepped(self, optimizer, *_):
+        self.optimizer.append(self._mark())
+        self.rec.step_optimizer = len(self.optimizer)
+        if len(self.optimizer) >= self.limit:
+            self.stopping = True
+
+    def before_step(self, optimizer, *_):
+        if self.stopping:
+            raise StopScript()
+        try:
+            _check_state(optimizer, self.optimizer_state)
+        except Exception:
+            pass
+
+    def next_batch(self, first: bool):
+        if self.stopping:
+            raise StopScript()
+        if not first:
+            self.batch.append(self._mark())
+            self.rec.step_batch = len(self.batch)
+            if not self.optimizer and len(self.batch) >= self.limit:
+                raise StopScript()
+
+    def install(self):
+        """Hook optimizers and loaders; returns the undo list (owner, name, original)."""
+        from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+
+        register_optimizer_step_pre_hook(self.before_step)
+        register_optimizer_step_post_hook(self.stepped)
+        loader = torch.utils.data.DataLoader
+        original = loader.__iter__
+        steps = self
+
+        @functools.wraps(original)
+        def __iter__(self):
+            return _Counted(original(self), steps)
+
+        loader.__iter__ = __iter__
+        return [(loader, "__iter__", original)]
+
+
+class _Counted:
+    def __init__(self, it, steps: Steps):
+        self.it, self.steps, self.first = it, steps, True
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        first, self.first = self.first, False
+        self.steps.next_batch(first)
+        # The loader's own work (indexing samples, collating, pinning) runs on the CPU, outside the instruments:
+        # watched, each sample's indexing went through their Python code, the largest part of the doctor's cost.
+        from torch.utils._python_dispatch import _disable_current_modes
+
+        with _disable_current_modes():
+            return next(self.it)
+
+    def __len__(self):
+        return len(self.it)
+
+    def __getattr__(self, name):
+        return getattr(self.it, name)
+
+
+def _check_state(optimizer, found: list) -> None:
+    """Before a step: state (Adam's moments, momentum buffers) kept on another device than its parameter, which
+    the step is about to mix (the model moved after the state was made or loaded)."""
+    from grader.doctor.observe import line
+
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            for key, value in optimizer.state.get(p, {}).items():
+                if isinstance(value, torch.Tensor) and value.dim() > 0 and value.device != p.device:
+                    found.append((line(), f"`{key}` of a parameter of {type(optimizer).__name__} is on "
+                                          f"{value.device}, its parameter on {p.device}"))
+                    return

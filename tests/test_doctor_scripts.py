@@ -1,0 +1,119 @@
+"""`devcourse doctor` on realistic scripts (tests/doctor/): every bug planted in NAME_buggy.py (a `# BUG: CODE`
+comment on its line) is found at that line and nothing else is reported; nothing at all on NAME_fixed.py.
+Each script runs through the real doctor: its own confined process, on the simulated accelerator, or on the
+device that DOCTOR_DEVICE names (tools/on_gpu.sh: cuda:1 on a machine with two GPUs, where the main device has
+index 1 as sim:1 has; there no script is read as another device, so the cuda-only notes are not expected)."""
+
+from __future__ import annotations
+
+import os
+import re
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from grader.doctor import diagnose
+
+DEVICE = os.environ.get("DOCTOR_DEVICE", "sim:1")
+
+SCRIPTS = Path(__file__).parent / "doctor"
+PAIRS = sorted(p.name[: -len("_buggy.py")] for p in SCRIPTS.glob("*_buggy.py"))
+MARK = re.compile(r"#\s*BUG:\s*(.+)$")
+
+
+def planted(path: Path) -> set[tuple[str, int]]:
+    out = set()
+    for number, text in enumerate(path.read_text().splitlines(), 1):
+        match = MARK.search(text)
+        if match:
+            out.update((code, number) for code in match.group(1).split()
+                       if not (code == "cuda-only" and DEVICE.startswith("cuda")))
+    return out
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    """Every script's result, two at a time (each waits mostly for its own process)."""
+    files = [SCRIPTS / f"{name}_{kind}.py" for name in PAIRS for kind in ("buggy", "fixed")]
+
+    def one(path):
+        return path.name, diagnose(str(path), device=DEVICE, cwd=str(tmp_path_factory.mktemp(path.stem)),
+                                   timeout=300)
+
+    with ThreadPoolExecutor(2) as pool:
+        return dict(pool.map(one, files))
+
+
+def test_every_pair_is_here():
+    assert {"classifier", "language_model", "finetune_amp", "metrics", "model_parallel"} <= set(PAIRS)
+    for name in PAIRS:
+        assert (SCRIPTS / f"{name}_fixed.py").is_file()
+        assert planted(SCRIPTS / f"{name}_buggy.py")
+
+
+def _found(result) -> set[tuple[str, int]]:
+    return {(f["code"], f["line"]) for f in result["findings"]}
+
+
+@pytest.mark.parametrize("name", PAIRS)
+def test_every_planted_bug_is_found_at_its_line(results, name):
+    result = results[f"{name}_buggy.py"]
+    assert result["outcome"] in ("stopped", "finished", "crashed"), result
+    expected = planted(SCRIPTS / f"{name}_buggy.py")
+    found = _found(result)
+    assert expected - found == set(), f"missed: {expected - found}; found {found}\n{result.get('output')}"
+    assert found - expected == set(), f"reported but not planted: {found - expected}"
+    for f in result["findings"]:
+        assert f["file"] == str(SCRIPTS / f"{name}_buggy.py")
+        assert f["source"] == (SCRIPTS / f"{name}_buggy.py").read_text().splitlines()[f["line"] - 1].strip()
+        assert f["section"]["url"].endswith(f["section"]["url"].split("#")[1])
+
+
+@pytest.mark.parametrize("name", PAIRS)
+def test_nothing_on_the_fixed_twin(results, name):
+    result = results[f"{name}_fixed.py"]
+    assert result["outcome"] == "stopped", result
+    assert result["steps"]["done"] == 3
+    assert result["findings"] == [], [(f["code"], f["line"], f["message"]) for f in result["findings"]]
+
+
+def test_per_step_traffic_and_memory_are_measured(results):
+    result = results["classifier_fixed.py"]
+    per = result["per_step"]
+    assert per["h2d"]["copies"] == 2 and per["h2d"]["pinned"] == 2  # x and y, from the pinned loader
+    assert per["h2d"]["bytes"] == 32 * 64 * 4 + 32 * 8
+    assert per["host_reads"] == 0 and per["syncs"] == 0
+    assert result["memory"]["peak_bytes"] > 0
+    assert result["memory"]["held_at_peak"][0]["line"] is not None
+
+
+BOOK = Path(__file__).resolve().parent.parent / "book"
+QUOTED = re.compile(r"^(ERROR|WARNING|NOTE) tests/doctor/(\w+\.py):(\d+)  ([\w-]+)  ", re.M)
+
+
+def _notes():
+    for page in sorted(BOOK.glob("*.md")):
+        text = page.read_text()
+        if "### On your own code" in text:
+            yield page.stem, text[text.index("### On your own code"):]
+
+
+def test_every_chapter_with_exercises_ends_with_a_note_on_your_own_code():
+    from grader import course
+
+    chapters = {ex.explained_in.partition("#")[0] for ex in course.load() if ex.explained_in}
+    assert chapters <= {page for page, _ in _notes()}
+
+
+@pytest.mark.skipif(DEVICE != "sim:1", reason="the book quotes the doctor on sim:1")
+@pytest.mark.parametrize("page", [page for page, _ in _notes()])
+def test_the_books_notes_quote_what_the_doctor_says(results, page):
+    note = dict(_notes())[page]
+    quoted = QUOTED.findall(note)
+    assert quoted, f"{page}: its note quotes no finding"
+    for level, script, line, code in quoted:
+        found = {(f["code"], f["line"], f["level"]) for f in results[script]["findings"]}
+        assert (code, int(line), level.lower()) in found, f"{page} quotes {code} at {script}:{line}"
+        source = (SCRIPTS / script).read_text().splitlines()[int(line) - 1].strip()
+        assert f"{line:>4} | {source}" in note
