@@ -3730,6 +3730,14 @@ def _v_transposed_saved(dev):
     return [y.device, y.shape, y.stride(), y.is_contiguous(), torch.equal(y, w)]
 
 
+@case("torch.save of a device tensor and a view of it as another dtype")
+def _v_dtype_view_saved(dev):
+    x = torch.zeros(4, device=dev)
+    sd = _saved_and_loaded({"f": x, "i": x.view(torch.int32)})
+    sd["f"][0] = 1.0
+    return [sd["i"].dtype, sd["i"][0].item(), sd["i"].device]
+
+
 @case("tied weights in a device state_dict load as one storage")
 def _v_tied_state_dict(dev):
     torch.manual_seed(0)
@@ -4002,6 +4010,9 @@ def _s_ptr_sharing(dev):
 
 @case("a freed device tensor's address goes to the next tensor of its size")
 def _s_address_reused(dev):
+    import gc
+
+    gc.collect()  # no earlier case's garbage freed in between
     x = torch.empty(256, device=dev)
     p = x.data_ptr()
     del x
@@ -4029,6 +4040,17 @@ def _s_typed_storage(dev):
         warnings.simplefilter("ignore")
         st = x[3:].storage()
         return [st.size(), st.device, st.dtype, st.data_ptr() == x.data_ptr(), x[3:].storage_offset()]
+
+
+@case("untyped_storage().resize_(0) frees a device tensor's memory")
+def _s_storage_resize_frees(dev):
+    mod = getattr(torch, dev)
+    x = torch.empty(2**18, device=dev)
+    before = mod.memory_allocated()
+    x.untyped_storage().resize_(0)
+    freed = before - mod.memory_allocated()
+    x.untyped_storage().resize_(2**20)
+    return [freed, x.shape, x.untyped_storage().nbytes(), mod.memory_allocated() - before]
 
 
 @case("device tensors on :0 and :1 have different addresses", needs_2=True)
