@@ -130,10 +130,16 @@ def _patch_module_apply():
     from torch.utils import _python_dispatch as pd
 
     orig = pd.is_traceable_wrapper_subclass
+    moved_from = [None]  # the device type of the tensor Module._apply last gave fn
 
     def is_traceable_wrapper_subclass(t):
-        # Module._apply swaps a parameter in place when the new tensor "is a wrapper subclass"
-        return type(t) is SimTensor or orig(t)
+        # Module._apply swaps a parameter in place when the new tensor "is a wrapper subclass". On CUDA it keeps
+        # the Parameter object (set_data) where the old and new tensors share a TensorImpl type: between cpu and
+        # the device, both ways. meta shares it with neither, so a move to or from meta makes new Parameter
+        # objects there (compute_should_use_set_data), as it does here when this answers False.
+        if type(t) is SimTensor or moved_from[0] == config.DEVICE_TYPE:
+            return t.device.type != "meta" and moved_from[0] != "meta"
+        return orig(t)
 
     mm.is_traceable_wrapper_subclass = is_traceable_wrapper_subclass
     orig_apply = torch.nn.Module._apply
@@ -148,15 +154,15 @@ def _patch_module_apply():
                 return orig_apply(self, fn, recurse)
             finally:
                 mm.is_traceable_wrapper_subclass = is_traceable_wrapper_subclass
-        # leaving the device (model.cpu()): swap in place too, so parameter identity survives both ways
-        if any(type(p) is SimTensor for p in self._parameters.values()) and \
-                not torch.__future__.get_swap_module_params_on_conversion():
-            torch.__future__.set_swap_module_params_on_conversion(True)
-            try:
-                return orig_apply(self, fn, recurse)
-            finally:
-                torch.__future__.set_swap_module_params_on_conversion(False)
-        return orig_apply(self, fn, recurse)
+
+        def remembering(t):
+            moved_from[0] = t.device.type
+            return fn(t)
+
+        try:
+            return orig_apply(self, remembering, recurse)
+        finally:
+            moved_from[0] = None
 
     torch.nn.Module._apply = _apply
 
