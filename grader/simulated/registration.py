@@ -21,7 +21,8 @@ What it changes in the process, and why each is needed:
   CUDA): wrapper tensors cannot share a TensorImpl type with CPU tensors, so without this ``model.to('sim')``
   would create new Parameter objects and an optimizer built before the move would silently update the
   old CPU ones.  Parameters are swapped in place (``torch.utils.swap_tensors``) instead, and so are tensors
-  whose ``.data`` is set to a tensor of the other kind (``p.data = p.data.to('sim')``). A TorchScript module's
+  whose ``.data`` is set to a tensor of the other kind (``p.data = p.data.to('sim')``), whose ``.grad`` stays on
+  the device it was on, as on CUDA (grad_left_behind.py). A TorchScript module's
   parameters, which its C++ module holds too, are replaced instead (LIMITS['script_module_identity']);
 * a TorchScript module's call puts back the message of an error raised inside it (script_errors.py);
 * ``Tensor.to`` / ``torch.tensor`` / ``torch.as_tensor`` give an index-less ``sim`` the current device
@@ -54,8 +55,8 @@ import torch
 import torch.nn.functional as F
 from torch.utils._device import _device_constructors
 
-from . import (accelerator, autocast, comm, config, generators, gradients, half_fft, pinned, script_errors, sdpa,
-               serialization, streams)
+from . import (accelerator, autocast, comm, config, generators, grad_left_behind, gradients, half_fft, hook_errors,
+               pinned, script_errors, sdpa, serialization, streams)
 from .clock import clock
 from .device_module import _DeviceModule
 from .pinned import is_pinned_kernel, pin_memory_kernel
@@ -98,8 +99,12 @@ def _single_threaded_backward(run):
         torch._C._set_multithreading_enabled(False)
         try:
             return run(*args, **kwargs)
-        except RuntimeError as exc:
-            _name_tensor_types_as_cuda_does(exc)
+        except BaseException as exc:
+            raised_by_hook = hook_errors.take_pending()  # the engine stopped at a device tensor's hook (hook_errors.py)
+            if raised_by_hook is not None:
+                raise raised_by_hook from None
+            if isinstance(exc, RuntimeError):
+                _name_tensor_types_as_cuda_does(exc)
             raise
         finally:
             torch._C._set_multithreading_enabled(prev)
@@ -198,12 +203,11 @@ def _patch_set_data():
 
 
 def _restore_grad(tensor, grad):
-    """Put back a .grad kept across a move of tensor's data."""
+    """Put back a .grad kept across a move of tensor's data: where it was, as set_data leaves it on CUDA."""
     try:
         tensor.grad = grad
     except RuntimeError:  # the device check of the .grad setter, which set_data does not make
-        with torch.no_grad():
-            tensor.grad = grad.to(tensor.device)
+        grad_left_behind.leave(tensor, grad)
 
 
 def _patch_optim():
@@ -338,6 +342,8 @@ def register(count: int, profile: str, capacity=None) -> None:
     _patch_module_apply()
     script_errors.install()
     _patch_set_data()
+    grad_left_behind.answer_with_grad(SimTensor)
+    hook_errors.install(SimTensor)
     _patch_optim()
     _patch_current_device()
     pinned.install()  # after _patch_current_device, which keeps torch.tensor's builtin for set_default_device

@@ -3738,6 +3738,27 @@ def _v_dtype_view_saved(dev):
     return [sd["i"].dtype, sd["i"][0].item(), sd["i"].device]
 
 
+@case("torch.save of a 2-element slice of a large device tensor writes the whole storage")
+def _v_slice_file_size(dev):
+    big = torch.zeros(2**16, device=dev)
+    sizes = []
+    for t in (big[:2], big[:2].clone()):
+        buf = io.BytesIO()
+        torch.save(t, buf)
+        sizes.append(len(buf.getvalue()))
+    return [sizes[0] > 2**18, sizes[1] < 2**12]
+
+
+@case("a device Parameter and a view of it saved together")
+def _v_parameter_and_view(dev):
+    p = torch.nn.Parameter(torch.zeros(2, 3, device=dev))
+    sd = _saved_and_loaded({"w": p, "row": p[1]})
+    with torch.no_grad():
+        sd["w"][1, 0] = 7.0
+    return [type(sd["w"]).__name__ == "Parameter" or isinstance(sd["w"], torch.nn.Parameter),
+            sd["w"].requires_grad, sd["row"].requires_grad, sd["row"].storage_offset(), sd["row"].detach().cpu()]
+
+
 @case("tied weights in a device state_dict load as one storage")
 def _v_tied_state_dict(dev):
     torch.manual_seed(0)
@@ -3816,6 +3837,47 @@ def _d_optimizer_to_device(dev):
     return [p.device, p.grad.device, st["exp_avg"].device, st["step"].device, st["step"].item(), p.detach().cpu()]
 
 
+@case("p.data = p.data.cpu() leaves the device .grad")
+def _d_set_data_to_cpu(dev):
+    p = torch.nn.Parameter(torch.ones(3, device=dev))
+    (p * 2).sum().backward()
+    p.data = p.data.cpu()
+    return [p.device, p.grad.device, isinstance(p, torch.nn.Parameter)]
+
+
+@case("p.data = p.data.half() on the device keeps the Parameter and its float32 .grad")
+def _d_set_data_half(dev):
+    p = torch.nn.Parameter(torch.ones(3, device=dev))
+    (p * 2).sum().backward()
+    p.data = p.data.half()
+    return [p.dtype, p.device, isinstance(p, torch.nn.Parameter), p.grad.dtype]
+
+
+@case("a hook of a device parameter that raises during backward")
+def _d_raising_leaf_hook(dev):
+    p = torch.nn.Parameter(torch.ones(3, device=dev))
+
+    def refuse(grad):
+        raise ValueError(f"refused a gradient of shape {tuple(grad.shape)}")
+
+    p.register_hook(refuse)
+    (p * 2).sum().backward()
+    return p.grad
+
+
+@case("a hook of a device activation that raises during backward, then backward again")
+def _d_raising_activation_hook(dev):
+    p = torch.nn.Parameter(torch.ones(3, device=dev))
+    y = p * 2
+    y.register_hook(lambda g: 1 / 0)
+    try:
+        y.sum().backward()
+    except ZeroDivisionError:
+        pass
+    (p * 3).sum().backward()
+    return p.grad.cpu()
+
+
 @case("p.data = a device tensor of another shape")
 def _d_set_data_other_shape(dev):
     p = torch.nn.Parameter(torch.ones(3, device=dev))
@@ -3887,6 +3949,35 @@ def _m_functional_call_meta_weight(dev):
                                       (torch.ones(1, 2, device=dev),))
 
 
+@case("model ensembling: vmap of functional_call over stacked device parameters, base model on meta")
+def _m_ensemble_vmap(dev):
+    import copy
+
+    torch.manual_seed(0)
+    models = [torch.nn.Linear(3, 2).to(dev) for _ in range(4)]
+    params, buffers = torch.func.stack_module_state(models)
+    base = copy.deepcopy(models[0]).to("meta")
+
+    def one(p, b, x):
+        return torch.func.functional_call(base, (p, b), (x,))
+
+    x = torch.ones(5, 3, device=dev)
+    out = torch.vmap(one, in_dims=(0, 0, None))(params, buffers, x)
+    return [out.device, out.shape, torch.allclose(out[2].cpu(), models[2](x).cpu()), base.weight.device]
+
+
+@case("torch.func.grad of a loss through functional_call of a meta model")
+def _m_func_grad_meta(dev):
+    base = torch.nn.Linear(3, 1).to("meta")
+    params = {"weight": torch.ones(1, 3, device=dev), "bias": torch.zeros(1, device=dev)}
+
+    def loss(p, x):
+        return torch.func.functional_call(base, p, (x,)).pow(2).sum()
+
+    g = torch.func.grad(loss)(params, torch.ones(2, 3, device=dev))
+    return [g["weight"].device, g["weight"].cpu(), g["bias"].cpu()]
+
+
 @case("load_state_dict of a device checkpoint into a meta model: copies nothing; assign=True takes it")
 def _m_load_into_meta(dev):
     with torch.device("meta"):
@@ -3934,6 +4025,12 @@ def _p_pin_column_slice(dev):
 @case("pin_memory of an expanded tensor")
 def _p_pin_expanded(dev):
     return torch.arange(3.0).expand(4, 3).pin_memory()
+
+
+@case("empty_like(pin_memory=True) of a transposed tensor")
+def _p_empty_like_pinned(dev):
+    p = torch.empty_like(torch.zeros(3, 4).t(), pin_memory=True)
+    return [p.is_pinned(), p.stride(), p.device]
 
 
 @case("a slice of a pinned tensor is pinned, its contiguous copy is not")
