@@ -384,6 +384,24 @@ def _c_torch_event(dev):
     return [start.elapsed_time(end) > 0, end.query()]
 
 
+@case("torch.Event(device=...) keeps the device type only until recorded")
+def _e_generic_event_device(dev):
+    e = torch.Event(device=f"{dev}:0")
+    before = e.device
+    e.record(torch.accelerator.current_stream(torch.device(dev, 0)))
+    return [before, e.device]
+
+
+@case("torch.Event(device=':1') without a stream is recorded on the current device", needs_2=True)
+def _e_generic_event_on_current(dev):
+    e = torch.Event(device=f"{dev}:1")
+    e.record()
+    f = torch.Event(device=f"{dev}:0")
+    with torch.accelerator.device_index(1):
+        f.record()
+    return [e.device, f.device]
+
+
 @case("device Event elapsed_time without enable_timing")
 def _c_event_no_timing(dev):
     a, b = _mod(dev).Event(), _mod(dev).Event()
