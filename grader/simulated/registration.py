@@ -17,13 +17,15 @@ What it changes in the process, and why each is needed:
   the engine has a device queue for sim:0 only and would assert on sim:1 (and on sim:0 when the first
   backward of the process ran before install).  Without device threads, backward runs on the calling
   thread -- also safe across fork;
-* ``Module._apply`` keeps parameter identity when moving to or from sim (as ``param.data = ...`` does on
-  CUDA): wrapper tensors cannot share a TensorImpl type with CPU tensors, so without this ``model.to('sim')``
+* ``Module._apply`` keeps parameter identity when moving between the CPU and sim (as ``param.data = ...`` does
+  on CUDA): wrapper tensors cannot share a TensorImpl type with CPU tensors, so without this ``model.to('sim')``
   would create new Parameter objects and an optimizer built before the move would silently update the
   old CPU ones.  Parameters are swapped in place (``torch.utils.swap_tensors``) instead, and so are tensors
   whose ``.data`` is set to a tensor of the other kind (``p.data = p.data.to('sim')``), whose ``.grad`` stays on
-  the device it was on, as on CUDA (grad_left_behind.py). A TorchScript module's
+  the device it was on, as on CUDA (grad_left_behind.py). A move to or from meta makes new Parameter objects,
+  as on CUDA (meta shares a TensorImpl type with neither). A TorchScript module's
   parameters, which its C++ module holds too, are replaced instead (LIMITS['script_module_identity']);
+* a hook of a device tensor that raises during backward stops it with its exception (hook_errors.py);
 * a TorchScript module's call puts back the message of an error raised inside it (script_errors.py);
 * ``Tensor.to`` / ``torch.tensor`` / ``torch.as_tensor`` give an index-less ``sim`` the current device
   (C++ would fill in the guard's answer, always 0); ``x.new_tensor(data)`` lands on ``x.device`` (C++ sets
