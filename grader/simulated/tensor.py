@@ -382,6 +382,16 @@ def _is_view(func):
     return info[1]
 
 
+def _has_meta(args, kwargs) -> bool:
+    for a in (*args, *(kwargs or {}).values()):
+        if isinstance(a, torch.Tensor):
+            if a.device.type == "meta":
+                return True
+        elif isinstance(a, (list, tuple)) and any(isinstance(b, torch.Tensor) and b.device.type == "meta" for b in a):
+            return True
+    return False
+
+
 def _has_tensor(a):
     if isinstance(a, torch.Tensor):
         return True
@@ -466,6 +476,12 @@ def generic(func, args, kwargs, impl=None):
 
     info = _INFO.get(id(func)) or _op_info(func)
     name = info[2]
+    if cpu_nonscalar and _has_meta(args, kwargs):
+        # Meta is the highest backend of the dispatcher: given a meta tensor, CUDA runs the op's meta kernel,
+        # which checks no device or refuses in its own words ("Tensor on device meta is not on the expected
+        # device cuda:0!"), and makes outputs of the device of the input it takes them from (F.linear with a meta
+        # weight gives a device tensor of no values)
+        return func.redispatch(_META_KS, *args, **(kwargs or {}))
     if bad is None and (cpu_nonscalar or cpu_scalar) and common >= 0:
         recorded_mixes.check(func, args, kwargs, dev(common))  # what CUDA said to this op and these CPU tensors
     if bad is not None or cpu_nonscalar:
