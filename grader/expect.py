@@ -26,7 +26,8 @@ def fail(message: str):
 
 
 def canonical(device: torch.device | str) -> torch.device:
-    """'cuda' and 'cuda:0' name the same GPU (while 0 is current); compare devices in this form."""
+    """'cuda' and 'cuda:0' name the same GPU in the grader's own code, where 0 stays current (learner code runs
+    with another device current: other_device_current); compare devices in this form."""
     device = torch.device(device)
     if device.type != "cpu" and device.index is None:
         return torch.device(device.type, 0)
@@ -73,11 +74,13 @@ def simulator_limit(exc: BaseException) -> str | None:
 @contextmanager
 def running(what: str, submission: Submission,
             explain_device_error: str | Callable[[BaseException], str] | None = None):
-    """Run learner code. An exception it raises becomes a GradeFailure naming the call, the learner's line,
-    and, for device errors, the explanation given (or made from the exception by a function, when what to say
-    depends on the devices the error names). Afterwards, what the checks rely on must be untouched."""
+    """Run learner code, with another device than the check's leg current (other_device_current). An exception it
+    raises becomes a GradeFailure naming the call, the learner's line, and, for device errors, the explanation
+    given (or made from the exception by a function, when what to say depends on the devices the error names).
+    Afterwards, what the checks rely on must be untouched."""
     try:
-        yield
+        with other_device_current(LEG[0]):
+            yield
     except (GradeFailure, SubmissionError):
         _verify_after_call()  # a planted hook first: it could have written this very failure
         raise
@@ -118,19 +121,34 @@ def _verify_after_call() -> None:
         raise GradeFailure(str(exc)) from None
 
 
-def made_current(device: torch.device):
-    """Make the leg's device the current one while learner code runs (nothing to do on the CPU), so that an
-    index-less 'cuda', .cuda() or synchronize() means this leg's device on a GPU as on the simulator."""
-    if device.type != "cpu" and device.index is not None:
-        return torch.accelerator.device_index(device.index)
-    return nullcontext()
+#: The device of the check that is running (its `device` parameter; None for the CPU-less pair checks and
+#: outside a check), set by the plugin: running() keeps it from being the current device.
+LEG: list = [None]
+
+
+def other_device_current(device: torch.device | None):
+    """Make a device of the leg's kind other than the leg's own the current one while learner code runs: on a :0
+    leg :1 where it exists, on any other leg :0. An index-less 'cuda', .cuda(), torch.accelerator.synchronize() or
+    torch.Event(device=...) that dropped the index then means another device than the leg's, on every leg that
+    has another device (both simulated legs, and CUDA legs with two GPUs), instead of being right by luck.
+    Nothing to do on the CPU, for an index-less device, or where the kind has one device (MPS, one GPU)."""
+    if device is None or device.type == "cpu" or device.index is None:
+        return nullcontext()
+    accelerator = torch.accelerator.current_accelerator()
+    if accelerator is None or accelerator.type != device.type:
+        return nullcontext()
+    other = 1 if device.index == 0 else 0
+    if other >= torch.accelerator.device_count():
+        return nullcontext()
+    return torch.accelerator.device_index(other)
 
 
 def keep_busy(device: torch.device) -> None:
     """Queue work that the device is still running when Python goes on (about 0.1 s on a GPU; the simulated
     device always runs behind the host)."""
     if device.type == "cuda":
-        torch.cuda._sleep(200_000_000)
+        with torch.cuda.device(device):  # _sleep runs on the current device, which learner code's is not
+            torch.cuda._sleep(200_000_000)
     elif device.type != "cpu":
         x = torch.ones(64, device=device)
         for _ in range(64):

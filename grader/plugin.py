@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import audit, integrity, limits
+from grader import audit, expect, integrity, limits
 from grader import legs as legs_mod
 from grader.expect import GradeFailure
 from grader.submission import Submission, SubmissionError, describe_exception, exception_text, learner_trace
@@ -191,12 +191,15 @@ def pytest_runtest_setup(item):
         pytest.fail("not tried: an earlier check never finished.", pytrace=False)
     if _grading(item.config):
         _arm_cpu_limit(item.config)
+        callspec = getattr(item, "callspec", None)
+        expect.LEG[0] = callspec.params.get("device") if callspec is not None else None  # for running()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_teardown(item):
     if _grading(item.config):
         _disarm_cpu_limit()  # a setup that failed left it armed
+        expect.LEG[0] = None
 
 
 def pytest_collection_finish(session):

@@ -458,24 +458,40 @@ def test_running_verifies_integrity_afterwards(learner, monkeypatch):
             pass
 
 
-def test_expect_made_current(monkeypatch):
+def test_expect_other_device_current(monkeypatch, learner):
+    """Learner code runs with another device of the leg's kind current: :1 on a :0 leg, :0 on any other leg;
+    nothing changes on the CPU, for an index-less device, or where the kind has one device."""
     import contextlib
 
-    chosen = []
+    chosen, count = [], [2]
     monkeypatch.setattr(torch.accelerator, "device_index", lambda i: chosen.append(i) or contextlib.nullcontext(i))
-    with expect.made_current(torch.device("cuda", 1)) as ctx:
-        assert ctx == 1
-    assert chosen == [1]
-    for device in (torch.device("cpu"), torch.device("cuda")):  # the CPU, or no index: nothing to make current
-        assert isinstance(expect.made_current(device), contextlib.nullcontext)
+    monkeypatch.setattr(torch.accelerator, "current_accelerator", lambda *a: torch.device("cuda"))
+    monkeypatch.setattr(torch.accelerator, "device_count", lambda: count[0])
+    for leg, other in ((torch.device("cuda", 0), 1), (torch.device("cuda", 1), 0), (torch.device("cuda", 3), 0)):
+        with expect.other_device_current(leg) as ctx:
+            assert ctx == other
+    assert chosen == [1, 0, 0]
+    for leg in (torch.device("cpu"), torch.device("cuda"), torch.device("mps", 0), None):
+        assert isinstance(expect.other_device_current(leg), contextlib.nullcontext)
+    count[0] = 1  # one GPU: the leg's is the only one
+    assert isinstance(expect.other_device_current(torch.device("cuda", 0)), contextlib.nullcontext)
+    count[0] = 2
+    chosen.clear()
+    monkeypatch.setattr(expect, "LEG", [torch.device("cuda", 0)])  # what the plugin sets for a check's leg
+    with expect.running("fine()", learner):
+        pass
     assert chosen == [1]
 
 
 def test_expect_keep_busy(monkeypatch):
-    slept = []
+    import contextlib
+
+    slept, on = [], []
     monkeypatch.setattr(torch.cuda, "_sleep", slept.append)
-    expect.keep_busy(torch.device("cuda", 0))
-    assert slept == [200_000_000]
+    # on the leg's device, whichever is current (learner code runs with another one current)
+    monkeypatch.setattr(torch.cuda, "device", lambda d: on.append(d) or contextlib.nullcontext())
+    expect.keep_busy(torch.device("cuda", 1))
+    assert slept == [200_000_000] and on == [torch.device("cuda", 1)]
     with instruments.measure("cpu") as m:
         expect.keep_busy(torch.device("cpu"))
     assert m.kernels == 0 and slept == [200_000_000]

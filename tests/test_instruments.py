@@ -489,7 +489,7 @@ GRADED_LINES = [
     ("loss_item_each_step", "wrong_print_each_step", "test_reads_the_device_once_per_epoch",
      'line 21, `print(f"step {step}: loss", loss.detach())`: {n} tensors printed'),
     ("loss_item_each_step", "wrong_sync_each_step", "test_reads_the_device_once_per_epoch",
-     "line 20, `torch.accelerator.synchronize()`: {n} explicit synchronisations of {dev}"),
+     "line 20, `torch.accelerator.synchronize(device)`: {n} explicit synchronisations of {dev}"),
     ("metric_round_trip", "wrong_nonzero_count", "test_no_round_trip_per_batch",
      "nonzero {n} times (line 12, `hits += (ranked == y[:, None]).nonzero().shape[0]`) on {dev}"),
     ("predict_proba", "wrong_per_column", None,

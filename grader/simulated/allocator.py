@@ -139,7 +139,7 @@ class CachingAllocator:
         self.free_small: list = []  # sorted (size, addr, block)
         self.free_large: list = []
         self.segments: list[Block] = []  # first block of each segment
-        self._next_addr = 1 << 32
+        self._next_addr = (1 << 32) + (device_index << 40)  # a range per device, as CUDA's unified addresses
         self.stats = {name: [Stat(), Stat(), Stat()] for name in STAT_NAMES}  # all, small, large
         self.num_alloc_retries = 0
         self.num_ooms = 0

@@ -111,17 +111,6 @@ LIMITS: dict[str, Limit] = {
             "the CPU's kernels underneath.",
         repro="q = torch.randn(1, 8, 1024, 64, device='sim'); F.scaled_dot_product_attention(q, q, q)",
     ),
-    "checkpoint_storage": Limit(
-        what="torch.save writes a simulated tensor's values, not its whole storage: a saved view (x[3:5]) loads "
-             "with a storage of its own size at offset 0, and views of one tensor saved together load as separate "
-             "tensors. CUDA writes each storage once, whole, so they load sharing it. Values, devices and dtypes "
-             "agree.",
-        why="a simulated tensor has no storage PyTorch can serialise; it pickles as PyTorch pickles storage-less "
-            "PrivateUse1 tensors, through torch._utils._rebuild_device_tensor_from_cpu_tensor and a CPU copy "
-            "(serialization.py).",
-        repro="b = io.BytesIO(); torch.save(torch.arange(100.0, device='sim')[3:5], b); b.seek(0); "
-              "torch.load(b).untyped_storage().nbytes()  # 8; 400 on CUDA",
-    ),
     "copy_composites": Limit(
         what="slice_scatter, select_scatter, diagonal_scatter, as_strided_scatter and resize_as_ with a CPU tensor "
              "and a device tensor are refused; CUDA runs them (the result on the first tensor's device), since they "

@@ -51,9 +51,12 @@ def cannot_pin(t) -> RuntimeError:
 
 
 def pin_memory_kernel(self, device=None):
+    # As _pin_memory (aten/src/ATen/native/Memory.cpp): pinned storage for the tensor's own sizes and strides
+    # (computeStorageNbytes, at offset 0), so a transposed tensor stays transposed, a column slice keeps its
+    # strides, and an expanded one is refused by copy_ (its elements would overlap)
     if self.device.type != "cpu":
         raise cannot_pin(self)
-    out = torch.empty_like(self, memory_format=torch.contiguous_format)
+    out = torch.empty_strided(self.size(), self.stride(), dtype=self.dtype)
     out.copy_(self)
     return mark_pinned(out)
 

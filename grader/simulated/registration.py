@@ -17,12 +17,15 @@ What it changes in the process, and why each is needed:
   the engine has a device queue for sim:0 only and would assert on sim:1 (and on sim:0 when the first
   backward of the process ran before install).  Without device threads, backward runs on the calling
   thread -- also safe across fork;
-* ``Module._apply`` keeps parameter identity when moving to or from sim (as ``param.data = ...`` does on
-  CUDA): wrapper tensors cannot share a TensorImpl type with CPU tensors, so without this ``model.to('sim')``
+* ``Module._apply`` keeps parameter identity when moving between the CPU and sim (as ``param.data = ...`` does
+  on CUDA): wrapper tensors cannot share a TensorImpl type with CPU tensors, so without this ``model.to('sim')``
   would create new Parameter objects and an optimizer built before the move would silently update the
   old CPU ones.  Parameters are swapped in place (``torch.utils.swap_tensors``) instead, and so are tensors
-  whose ``.data`` is set to a tensor of the other kind (``p.data = p.data.to('sim')``). A TorchScript module's
+  whose ``.data`` is set to a tensor of the other kind (``p.data = p.data.to('sim')``), whose ``.grad`` stays on
+  the device it was on, as on CUDA (grad_left_behind.py). A move to or from meta makes new Parameter objects,
+  as on CUDA (meta shares a TensorImpl type with neither). A TorchScript module's
   parameters, which its C++ module holds too, are replaced instead (LIMITS['script_module_identity']);
+* a hook of a device tensor that raises during backward stops it with its exception (hook_errors.py);
 * a TorchScript module's call puts back the message of an error raised inside it (script_errors.py);
 * ``Tensor.to`` / ``torch.tensor`` / ``torch.as_tensor`` give an index-less ``sim`` the current device
   (C++ would fill in the guard's answer, always 0); ``x.new_tensor(data)`` lands on ``x.device`` (C++ sets
@@ -54,8 +57,8 @@ import torch
 import torch.nn.functional as F
 from torch.utils._device import _device_constructors
 
-from . import (accelerator, autocast, comm, config, generators, gradients, half_fft, pinned, script_errors, sdpa,
-               serialization, streams)
+from . import (accelerator, autocast, comm, config, generators, grad_left_behind, gradients, half_fft, hook_errors,
+               pinned, script_errors, sdpa, serialization, streams)
 from .clock import clock
 from .device_module import _DeviceModule
 from .pinned import is_pinned_kernel, pin_memory_kernel
@@ -98,8 +101,12 @@ def _single_threaded_backward(run):
         torch._C._set_multithreading_enabled(False)
         try:
             return run(*args, **kwargs)
-        except RuntimeError as exc:
-            _name_tensor_types_as_cuda_does(exc)
+        except BaseException as exc:
+            raised_by_hook = hook_errors.take_pending()  # the engine stopped at a device tensor's hook (hook_errors.py)
+            if raised_by_hook is not None:
+                raise raised_by_hook from None
+            if isinstance(exc, RuntimeError):
+                _name_tensor_types_as_cuda_does(exc)
             raise
         finally:
             torch._C._set_multithreading_enabled(prev)
@@ -130,10 +137,16 @@ def _patch_module_apply():
     from torch.utils import _python_dispatch as pd
 
     orig = pd.is_traceable_wrapper_subclass
+    moved_from = [None]  # the device type of the tensor Module._apply last gave fn
 
     def is_traceable_wrapper_subclass(t):
-        # Module._apply swaps a parameter in place when the new tensor "is a wrapper subclass"
-        return type(t) is SimTensor or orig(t)
+        # Module._apply swaps a parameter in place when the new tensor "is a wrapper subclass". On CUDA it keeps
+        # the Parameter object (set_data) where the old and new tensors share a TensorImpl type: between cpu and
+        # the device, both ways. meta shares it with neither, so a move to or from meta makes new Parameter
+        # objects there (compute_should_use_set_data), as it does here when this answers False.
+        if type(t) is SimTensor or moved_from[0] == config.DEVICE_TYPE:
+            return t.device.type != "meta" and moved_from[0] != "meta"
+        return orig(t)
 
     mm.is_traceable_wrapper_subclass = is_traceable_wrapper_subclass
     orig_apply = torch.nn.Module._apply
@@ -148,15 +161,15 @@ def _patch_module_apply():
                 return orig_apply(self, fn, recurse)
             finally:
                 mm.is_traceable_wrapper_subclass = is_traceable_wrapper_subclass
-        # leaving the device (model.cpu()): swap in place too, so parameter identity survives both ways
-        if any(type(p) is SimTensor for p in self._parameters.values()) and \
-                not torch.__future__.get_swap_module_params_on_conversion():
-            torch.__future__.set_swap_module_params_on_conversion(True)
-            try:
-                return orig_apply(self, fn, recurse)
-            finally:
-                torch.__future__.set_swap_module_params_on_conversion(False)
-        return orig_apply(self, fn, recurse)
+
+        def remembering(t):
+            moved_from[0] = t.device.type
+            return fn(t)
+
+        try:
+            return orig_apply(self, remembering, recurse)
+        finally:
+            moved_from[0] = None
 
     torch.nn.Module._apply = _apply
 
@@ -192,12 +205,11 @@ def _patch_set_data():
 
 
 def _restore_grad(tensor, grad):
-    """Put back a .grad kept across a move of tensor's data."""
+    """Put back a .grad kept across a move of tensor's data: where it was, as set_data leaves it on CUDA."""
     try:
         tensor.grad = grad
     except RuntimeError:  # the device check of the .grad setter, which set_data does not make
-        with torch.no_grad():
-            tensor.grad = grad.to(tensor.device)
+        grad_left_behind.leave(tensor, grad)
 
 
 def _patch_optim():
@@ -332,6 +344,8 @@ def register(count: int, profile: str, capacity=None) -> None:
     _patch_module_apply()
     script_errors.install()
     _patch_set_data()
+    grad_left_behind.answer_with_grad(SimTensor)
+    hook_errors.install(SimTensor)
     _patch_optim()
     _patch_current_device()
     pinned.install()  # after _patch_current_device, which keeps torch.tensor's builtin for set_default_device

@@ -83,8 +83,55 @@ def _rebuild_device_tensor_from_cpu_tensor(data, dtype, device, requires_grad):
     map_location = torch.serialization._serialization_tls.map_location
     if map_location is not None and not isinstance(map_location, (dict, str, torch.device)) and callable(map_location):
         return _rebuild_with_callable(map_location, data, dtype, device, requires_grad)
-    _check_target(torch._utils._get_restore_location(device))
+    location = torch._utils._get_restore_location(device)
+    _check_target(location)
+    target = torch.device(location) if isinstance(location, str) else location
+    if isinstance(target, torch.device) and target.type == DEVICE_TYPE and data.device.type == "cpu" \
+            and data.layout is torch.strided and data.dtype == dtype:  # (map_location='sim' moved data already)
+        tensor = device_view(data, target)
+        tensor.requires_grad = requires_grad
+        return tensor
     return _ORIG(data, dtype, device, requires_grad)
+
+
+# ---- views saved together stay views of one storage ------------------------------------------------
+# torch.save writes each storage once, whole, and every tensor as (storage, offset, size, stride); torch.load
+# makes each storage once on its device. A device tensor pickles as a CPU view of a host copy of its whole storage,
+# one copy per storage and torch.save (so the file holds it once), and loads as a view of one device copy per
+# storage and torch.load.
+_save_copies: list = []  # one dict per torch.save in progress: (device index, CPU storage address) -> host copy
+_load_copies: dict = {}  # (CPU storage's _cdata, device) -> (that storage, its device copy), for one torch.load
+
+
+def host_view(tensor):
+    """The CPU tensor that device tensor `tensor` pickles as: its offset, sizes and strides in a host copy of its
+    whole storage."""
+    from .tensor import storage_to_host
+
+    data = tensor._data
+    storage = data.untyped_storage()
+    copies = _save_copies[-1] if _save_copies else {}
+    key = (tensor._idx, storage.data_ptr())
+    copy = copies.get(key)
+    if copy is None:
+        copy = copies[key] = storage_to_host(storage, tensor._mem)
+    return torch.empty(0, dtype=data.dtype).set_(copy, data.storage_offset(), data.size(), data.stride())
+
+
+def device_view(cpu_view, target):
+    """`cpu_view` on device `target`, as a view of one device copy of its whole storage per torch.load."""
+    from .tensor import SimTensor
+
+    storage = cpu_view.untyped_storage()
+    key = (storage._cdata, str(target))
+    hit = _load_copies.get(key)
+    if hit is None:
+        whole = torch.empty(0, dtype=torch.uint8).set_(storage, 0, (storage.nbytes(),), (1,)).to(target)
+        hit = _load_copies[key] = (storage, whole)
+    whole = hit[1]
+    data = torch.empty(0, dtype=cpu_view.dtype).set_(whole._data.untyped_storage(), cpu_view.storage_offset(),
+                                                     cpu_view.size(), cpu_view.stride())
+    return SimTensor(data, whole._idx, False, whole._mem)
 
 
 def install_load_hook():
@@ -127,7 +174,7 @@ def _rebuild_tensor(storage, storage_offset, size, stride):
     t = _ORIG_REBUILD_TENSOR(storage, storage_offset, size, stride)
     hit = _targets.get(id(storage._untyped_storage)) if _targets else None
     if hit is not None and hit[0] is storage._untyped_storage:
-        t = t.to(hit[1])
+        t = device_view(t, hit[1])
     return t
 
 
@@ -145,8 +192,22 @@ def install_map_location():
             return orig_load(*args, **kwargs)
         finally:
             _targets.clear()
+            _load_copies.clear()
 
     load.__doc__ = orig_load.__doc__
     load.__wrapped__ = orig_load
     torch.serialization.load = load
     torch.load = load
+    orig_save = torch.serialization.save
+
+    def save(*args, **kwargs):
+        _save_copies.append({})
+        try:
+            return orig_save(*args, **kwargs)
+        finally:
+            _save_copies.pop()
+
+    save.__doc__ = orig_save.__doc__
+    save.__wrapped__ = orig_save
+    torch.serialization.save = save
+    torch.save = save

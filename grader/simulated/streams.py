@@ -136,7 +136,9 @@ class SimEvent(_CEvent):
 
     @property
     def device(self):
-        return None if self._idx is None else config.dev(self._idx)
+        if self._idx is None:  # not recorded yet: torch.cuda.Event has no device, torch.Event only its type
+            return torch.device(DEVICE_TYPE) if getattr(self, "_generic", False) else None
+        return config.dev(self._idx)
 
     def record(self, stream=None):
         if stream is None:
@@ -246,7 +248,11 @@ class _EventMeta(type):
 
     def __call__(cls, device=None, *, enable_timing=False, blocking=False, interprocess=False):
         if _is_sim(device) or (device is None and _accelerator_is_sim()):
-            return SimEvent(enable_timing, blocking, interprocess, device=device)
+            # THPEvent_pynew keeps the device's type only (c10::Event(device->type(), ...)): the event belongs
+            # to the device of the stream it is recorded on, without a stream the current device's
+            e = SimEvent(enable_timing, blocking, interprocess)
+            e._generic = True
+            return e
         return _CEvent(device=device, enable_timing=enable_timing, blocking=blocking, interprocess=interprocess)
 
 

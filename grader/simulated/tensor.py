@@ -24,6 +24,7 @@ import weakref
 import torch
 
 from . import asserts, config, generators, placement, recorded_mixes, script_errors
+from . import storage as _storage
 from . import limits as _limits
 from .allocator import CachingAllocator
 from .clock import apply_pending, clock, copy_cost, launch, queue_h2d, reason, settle_h2d, sync
@@ -179,9 +180,18 @@ class SimTensor(torch.Tensor):
             return super().__index__()
 
     def data_ptr(self):
-        # As on CUDA, the address of the first element: shared by a view that starts there and by to(same
-        # device), new for a copy (the wrapper has no storage of its own, so its own would be 0 for all).
-        return self._data.data_ptr()
+        # As on CUDA, the address of the first element in the device's allocator (storage.py): shared by a view
+        # that starts there and by to(same device), new for a copy, 512-byte aligned, reused once freed.
+        if type(self._mem) is not _StorageRef:
+            return self._data.data_ptr()  # sparse: torch's own refusal
+        return _storage.tensor_address(self)
+
+    def untyped_storage(self):
+        # The wrapper's storage has no data and spans this view only; CUDA's is the whole block (storage.py)
+        st = torch.Tensor.untyped_storage(self)
+        if type(self._mem) is not _StorageRef:
+            return st
+        return _storage.of(self, st)
 
     def __deepcopy__(self, memo):
         if not self.is_leaf or id(self) in memo:
@@ -226,9 +236,13 @@ class SimTensor(torch.Tensor):
         # parameter is saved as nn.Parameter saves one, so that it loads as a parameter.
         if getattr(self, "_is_param", False):
             return torch._utils._rebuild_parameter, (self.data, self.requires_grad, collections.OrderedDict())
+        from .serialization import host_view
+
+        # torch.save keeps a view's offset and strides and writes a storage once (serialization.py)
+        data = host_view(self) if type(self._mem) is _StorageRef else self.detach().cpu()
         return (
             torch._utils._rebuild_device_tensor_from_cpu_tensor,
-            (self.detach().cpu(), self.dtype, str(self.device), self.requires_grad),
+            (data, self.dtype, str(self.device), self.requires_grad),
         )
 
     @classmethod
@@ -321,7 +335,7 @@ def _fix_meta(w):
     if d.layout is not torch.strided:
         return
     if d.shape != w.shape or d.stride() != w.stride() or d.storage_offset() != w.storage_offset():
-        _set_storage.redispatch(_META_KS, w, w.untyped_storage(), d.storage_offset(), d.size(), d.stride())
+        _set_storage.redispatch(_META_KS, w, torch.Tensor.untyped_storage(w), d.storage_offset(), d.size(), d.stride())
         st = d.untyped_storage()
         blk = w._mem.block
         if st.data_ptr() != w._mem.key or st.nbytes() != 0 and (blk is None or blk.size < st.nbytes()):
@@ -366,6 +380,16 @@ def _op_info(func):
 def _is_view(func):
     info = _INFO.get(id(func)) or _op_info(func)
     return info[1]
+
+
+def _has_meta(args, kwargs) -> bool:
+    for a in (*args, *(kwargs or {}).values()):
+        if isinstance(a, torch.Tensor):
+            if a.device.type == "meta":
+                return True
+        elif isinstance(a, (list, tuple)) and any(isinstance(b, torch.Tensor) and b.device.type == "meta" for b in a):
+            return True
+    return False
 
 
 def _has_tensor(a):
@@ -452,6 +476,12 @@ def generic(func, args, kwargs, impl=None):
 
     info = _INFO.get(id(func)) or _op_info(func)
     name = info[2]
+    if cpu_nonscalar and _has_meta(args, kwargs):
+        # Meta is the highest backend of the dispatcher: given a meta tensor, CUDA runs the op's meta kernel,
+        # which checks no device or refuses in its own words ("Tensor on device meta is not on the expected
+        # device cuda:0!"), and makes outputs of the device of the input it takes them from (F.linear with a meta
+        # weight gives a device tensor of no values)
+        return func.redispatch(_META_KS, *args, **(kwargs or {}))
     if bad is None and (cpu_nonscalar or cpu_scalar) and common >= 0:
         recorded_mixes.check(func, args, kwargs, dev(common))  # what CUDA said to this op and these CPU tensors
     if bad is not None or cpu_nonscalar:
@@ -543,11 +573,14 @@ def op_copy_(func, args, kwargs):
             raise RuntimeError(f"copy_ from {src.device} to {dst.device} is not supported by the simulator")
         if src.dtype != dst.dtype:
             return _converting_h2d(dst, src, non_blocking)
-        pinned = is_pinned_cpu(src)
+        # copy_kernel_cuda copies from the pinned source itself only where it needs no temporary of it: a
+        # source of another layout (a column slice) is first made contiguous in pageable memory
+        pinned = is_pinned_cpu(src) and src.shape == dst.shape and (src.is_contiguous()
+                                                                    or _same_dense_layout(src, dst._data))
         n = _nbytes(src)
         launch(dst._idx, copy_cost(n), "copy_")
         note_copy("h2d", n, non_blocking, pinned, src.device, dst.device)
-        if non_blocking and pinned and src.shape == dst.shape and src.dtype == dst.dtype:
+        if non_blocking and pinned:
             # the device reads the pinned source when it runs the copy (clock.py)
             queue_h2d(dst._idx, dst._data, src)
             return dst
@@ -556,6 +589,10 @@ def op_copy_(func, args, kwargs):
             sync("to_device_blocking", dst._idx)
         return dst
     # device -> host
+    if dst.device.type == "meta":
+        # copy_impl: into a meta tensor nothing is copied (load_state_dict into a model built on meta warns so)
+        torch.empty(dst.shape, device="meta").copy_(torch.empty(src.shape, device="meta"))  # its shape check
+        return dst
     if dst.device.type != "cpu":
         raise RuntimeError(f"copy_ from {src.device} to {dst.device} is not supported by the simulator")
     if src.dtype != dst.dtype and (non_blocking or config.PROFILE == "mps"):
@@ -563,7 +600,10 @@ def op_copy_(func, args, kwargs):
         # destination dtype: the converted bytes cross. Blocking, it converts on the CPU after the source bytes
         # crossed (below). MPS casts into the host's destination: the destination dtype, either way.
         src = src.to(dst.dtype)
-    pinned = is_pinned_cpu(dst)
+    # copy_kernel_cuda copies into the pinned destination itself only where it needs no temporary of it: into a
+    # destination of another layout (a transposed buffer, a column slice) it copies through a contiguous
+    # pageable temporary, which cudaMemcpyAsync fills before it returns
+    pinned = is_pinned_cpu(dst) and (dst.is_contiguous() or _same_dense_layout(src._data, dst))
     n = _nbytes(src)
     launch(src._idx, copy_cost(n), "copy_")
     note_copy("d2h", n, non_blocking, pinned, src.device, dst.device)
@@ -593,6 +633,36 @@ def _converting_h2d(dst, src, non_blocking):
     return dst
 
 
+def storage_to_host(cpu_storage, ref):
+    """A blocking copy of a whole device storage to the host (UntypedStorage.cpu(), torch.save)."""
+    if clock.pending_h2d:
+        settle_h2d()
+    n = cpu_storage.nbytes()
+    launch(ref.idx, copy_cost(n), "copy_")
+    note_copy("d2h", n, False, False, dev(ref.idx), torch.device("cpu"))
+    sync("to_cpu_blocking", ref.idx)
+    return cpu_storage.clone()
+
+
+def resize_storage(cpu_storage, ref, nbytes):
+    """UntypedStorage.resize_ of a device storage, as resize_bytes_cuda: a new block (none for 0 bytes), then the
+    old one freed; the CPU storage that every view wraps is resized in place."""
+    if clock.pending_h2d:
+        settle_h2d()
+    allocator = allocators[ref.idx]
+    block = allocator.alloc(nbytes)
+    allocator.release(ref.block)
+    old_key = cpu_storage.data_ptr()
+    cpu_storage.resize_(nbytes)
+    ref.block = block
+    if _live.get(old_key) is ref:
+        del _live[old_key]
+    ref.key = cpu_storage.data_ptr()
+    if ref.key:
+        _live[ref.key] = ref
+    launch(ref.idx, None, "resize_")
+
+
 def _unlanded(dst):
     """What the host finds in the destination of a copy still in flight. On CUDA it is whatever the memory held
     (a fresh pinned buffer's leftovers, a reused one's old values), which on an unlucky draw equals the right
@@ -604,6 +674,21 @@ def _unlanded(dst):
         elif dst.dtype is not torch.bool:
             info = torch.iinfo(dst.dtype)
             dst.fill_(info.min if info.min < 0 else info.max)
+
+
+def _same_dense_layout(a, b):
+    """Whether a copy between `a` and `b` is one block of memory on both sides (TensorIterator's is_contiguous):
+    same shape, both dense without overlap, the same strides wherever a dimension has more than one element."""
+    if a.shape != b.shape:
+        return False
+    if not (_dense(a) and _dense(b)):
+        return False
+    return all(sa == sb for n, sa, sb in zip(a.shape, a.stride(), b.stride()) if n != 1)
+
+
+def _dense(t):
+    """Non-overlapping and dense: contiguous once its dimensions are ordered by stride."""
+    return t.is_contiguous() or t.permute(sorted(range(t.dim()), key=lambda d: -t.stride(d))).is_contiguous()
 
 
 def op_to_copy(func, args, kwargs):
@@ -632,6 +717,8 @@ def op_to_copy(func, args, kwargs):
             out = torch.empty_like(data, dtype=dtype, memory_format=mf)
         op_copy_(aten.copy_.default, (out, src, non_blocking), {})
         return out
+    if dv.type == "meta":  # a meta tensor of the same sizes and strides, as _to_copy gives on CUDA
+        return src._data.to(device="meta", dtype=dtype, memory_format=mf)
     if dv.type == DEVICE_TYPE:
         if config.BAD_FORK[0]:
             raise config.bad_fork_error()

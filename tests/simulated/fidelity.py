@@ -384,6 +384,24 @@ def _c_torch_event(dev):
     return [start.elapsed_time(end) > 0, end.query()]
 
 
+@case("torch.Event(device=...) keeps the device type only until recorded")
+def _e_generic_event_device(dev):
+    e = torch.Event(device=f"{dev}:0")
+    before = e.device
+    e.record(torch.accelerator.current_stream(torch.device(dev, 0)))
+    return [before, e.device]
+
+
+@case("torch.Event(device=':1') without a stream is recorded on the current device", needs_2=True)
+def _e_generic_event_on_current(dev):
+    e = torch.Event(device=f"{dev}:1")
+    e.record()
+    f = torch.Event(device=f"{dev}:0")
+    with torch.accelerator.device_index(1):
+        f.record()
+    return [e.device, f.device]
+
+
 @case("device Event elapsed_time without enable_timing")
 def _c_event_no_timing(dev):
     a, b = _mod(dev).Event(), _mod(dev).Event()
@@ -3694,6 +3712,476 @@ def _n_layer_norm_two_gpus(dev):
 @case("torch.cat of :0 and :1 tensors", needs_2=True)
 def _n_cat_two_gpus(dev):
     return torch.cat([torch.ones(2, device=f"{dev}:0"), torch.ones(2, device=f"{dev}:1")])
+
+
+# ---------------------------------------------------------------- issue 27: checkpoints of views
+# torch.save writes each storage once, whole, with every tensor's offset, size and stride: views saved together
+# load as views of one storage again, wherever map_location puts it.
+def _saved_and_loaded(obj, **load_kwargs):
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    buf.seek(0)
+    return torch.load(buf, **load_kwargs)
+
+
+@case("torch.save of two overlapping views of a device tensor: one storage after load")
+def _v_views_saved_together(dev):
+    base = torch.arange(10.0, device=dev)
+    sd = _saved_and_loaded({"head": base[:4], "tail": base[2:6]})
+    sd["head"][2] = 100.0  # the same element as tail[0]
+    return [sd["tail"].device, sd["tail"].storage_offset(), sd["tail"].cpu(), sd["head"].untyped_storage().nbytes()]
+
+
+@case("torch.load(map_location='cpu') of views of a device tensor keeps them views of one storage")
+def _v_views_to_cpu(dev):
+    base = torch.arange(10.0, device=dev)
+    sd = _saved_and_loaded({"head": base[:4], "tail": base[2:6]}, map_location="cpu")
+    sd["tail"][0] = -1.0
+    return [sd["head"].device, sd["head"], sd["tail"].storage_offset(),
+            sd["head"].untyped_storage().data_ptr() == sd["tail"].untyped_storage().data_ptr()]
+
+
+@case("torch.load(map_location=device) of views of a cpu tensor keeps them views of one storage")
+def _v_cpu_views_to_device(dev):
+    base = torch.arange(12.0).reshape(3, 4)
+    sd = _saved_and_loaded({"row": base[1], "col": base[:, 2]}, map_location=dev)
+    sd["row"][2] = 50.0  # base[1, 2], also col[1]
+    return [sd["col"].device, sd["col"].stride(), sd["col"].storage_offset(), sd["col"].cpu(),
+            sd["col"].untyped_storage().nbytes()]
+
+
+@case("torch.save of a transposed device tensor keeps its strides")
+def _v_transposed_saved(dev):
+    w = torch.arange(6.0, device=dev).reshape(2, 3).t()
+    y = _saved_and_loaded(w)
+    return [y.device, y.shape, y.stride(), y.is_contiguous(), torch.equal(y, w)]
+
+
+@case("torch.save of a device tensor and a view of it as another dtype")
+def _v_dtype_view_saved(dev):
+    x = torch.zeros(4, device=dev)
+    sd = _saved_and_loaded({"f": x, "i": x.view(torch.int32)})
+    sd["f"][0] = 1.0
+    return [sd["i"].dtype, sd["i"][0].item(), sd["i"].device]
+
+
+@case("torch.save of a 2-element slice of a large device tensor writes the whole storage")
+def _v_slice_file_size(dev):
+    big = torch.zeros(2**16, device=dev)
+    sizes = []
+    for t in (big[:2], big[:2].clone()):
+        buf = io.BytesIO()
+        torch.save(t, buf)
+        sizes.append(len(buf.getvalue()))
+    return [sizes[0] > 2**18, sizes[1] < 2**12]
+
+
+@case("a device Parameter and a view of it saved together")
+def _v_parameter_and_view(dev):
+    p = torch.nn.Parameter(torch.zeros(2, 3, device=dev))
+    sd = _saved_and_loaded({"w": p, "row": p[1]})
+    with torch.no_grad():
+        sd["w"][1, 0] = 7.0
+    return [type(sd["w"]).__name__ == "Parameter" or isinstance(sd["w"], torch.nn.Parameter),
+            sd["w"].requires_grad, sd["row"].requires_grad, sd["row"].storage_offset(), sd["row"].detach().cpu()]
+
+
+@case("tied weights in a device state_dict load as one storage")
+def _v_tied_state_dict(dev):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Embedding(5, 3), torch.nn.Linear(3, 5, bias=False)).to(dev)
+    model[1].weight = model[0].weight
+    sd = _saved_and_loaded(model.state_dict())
+    return [sorted(sd), sd["0.weight"].device, sd["0.weight"].data_ptr() == sd["1.weight"].data_ptr()]
+
+
+@case("torch.load with map_location :1 of views saved on :0", needs_2=True)
+def _v_views_to_other_gpu(dev):
+    base = torch.arange(8.0, device=f"{dev}:0")
+    sd = _saved_and_loaded([base[1:5], base[3:]], map_location=f"{dev}:1")
+    sd[0][2] = -3.0  # base[3], also the second view's first element
+    return [sd[1].device, sd[1].storage_offset(), sd[1].cpu()]
+
+
+# ---------------------------------------------------------------- issue 27: what p.data = ... leaves
+# VariableHooks::set_data re-points the tensor at the new data and leaves the rest: the same Parameter object
+# (the optimizer's), requires_grad, and its .grad where it was.
+@case("p.data = p.data.to(device) keeps the Parameter the optimizer holds")
+def _d_set_data_keeps_parameter(dev):
+    p = torch.nn.Parameter(torch.ones(3))
+    opt = torch.optim.SGD([p], lr=0.1)
+    p.data = p.data.to(dev)
+    (p * 2).sum().backward()
+    opt.step()
+    return [p.device, isinstance(p, torch.nn.Parameter), p.is_leaf, p.requires_grad,
+            opt.param_groups[0]["params"][0] is p, p.grad.device, p.detach().cpu()]
+
+
+@case("p.data = p.data.to(device) leaves an existing .grad on the cpu")
+def _d_set_data_leaves_grad(dev):
+    p = torch.nn.Parameter(torch.ones(3))
+    (p * 2).sum().backward()
+    p.data = p.data.to(dev)
+    return [p.device, p.grad.device, p.grad]
+
+
+@case("p.data = p.data.to(device), then backward into the cpu .grad")
+def _d_set_data_then_backward(dev):
+    p = torch.nn.Parameter(torch.ones(3))
+    (p * 2).sum().backward()
+    p.data = p.data.to(dev)
+    (p * 3).sum().backward()
+    return [p.grad.device, p.grad.cpu()]
+
+
+@case("p.data = p.data.to(device) after an Adam step, then step again")
+def _d_set_data_adam_state(dev):
+    p = torch.nn.Parameter(torch.ones(3))
+    opt = torch.optim.Adam([p], lr=0.1)
+    (p * 2).sum().backward()
+    opt.step()
+    p.data = p.data.to(dev)
+    p.grad = None
+    (p * 2).sum().backward()
+    opt.step()
+    return [p.device, opt.state[p]["exp_avg"].device]
+
+
+@case("moving an optimizer's state with .data = .data.to(device), then a step")
+def _d_optimizer_to_device(dev):
+    p = torch.nn.Parameter(torch.ones(3))
+    opt = torch.optim.Adam([p], lr=0.1)
+    (p * 2).sum().backward()
+    opt.step()
+    p.data = p.data.to(dev)
+    p._grad.data = p._grad.data.to(dev)
+    for state in opt.state.values():
+        for value in state.values():
+            if isinstance(value, torch.Tensor):
+                value.data = value.data.to(dev)
+    opt.step()
+    st = opt.state[p]
+    return [p.device, p.grad.device, st["exp_avg"].device, st["step"].device, st["step"].item(), p.detach().cpu()]
+
+
+@case("p.data = p.data.cpu() leaves the device .grad")
+def _d_set_data_to_cpu(dev):
+    p = torch.nn.Parameter(torch.ones(3, device=dev))
+    (p * 2).sum().backward()
+    p.data = p.data.cpu()
+    return [p.device, p.grad.device, isinstance(p, torch.nn.Parameter)]
+
+
+@case("p.data = p.data.half() on the device keeps the Parameter and its float32 .grad")
+def _d_set_data_half(dev):
+    p = torch.nn.Parameter(torch.ones(3, device=dev))
+    (p * 2).sum().backward()
+    p.data = p.data.half()
+    return [p.dtype, p.device, isinstance(p, torch.nn.Parameter), p.grad.dtype]
+
+
+@case("a hook of a device parameter that raises during backward")
+def _d_raising_leaf_hook(dev):
+    p = torch.nn.Parameter(torch.ones(3, device=dev))
+
+    def refuse(grad):
+        raise ValueError(f"refused a gradient of shape {tuple(grad.shape)}")
+
+    p.register_hook(refuse)
+    (p * 2).sum().backward()
+    return p.grad
+
+
+@case("a hook of a device activation that raises during backward, then backward again")
+def _d_raising_activation_hook(dev):
+    p = torch.nn.Parameter(torch.ones(3, device=dev))
+    y = p * 2
+    y.register_hook(lambda g: 1 / 0)
+    try:
+        y.sum().backward()
+    except ZeroDivisionError:
+        pass
+    (p * 3).sum().backward()
+    return p.grad.cpu()
+
+
+@case("p.data = a device tensor of another shape")
+def _d_set_data_other_shape(dev):
+    p = torch.nn.Parameter(torch.ones(3, device=dev))
+    p.data = torch.zeros(2, 2, device=dev)
+    (p * 1).sum().backward()
+    return [p.shape, p.device, p.grad.shape, p.grad.device]
+
+
+@case("p.data = p.data.to(:1) leaves its .grad on :0", needs_2=True)
+def _d_set_data_other_gpu(dev):
+    p = torch.nn.Parameter(torch.ones(3, device=f"{dev}:0"))
+    (p * 2).sum().backward()
+    p.data = p.data.to(f"{dev}:1")
+    return [p.device, p.grad.device]
+
+
+# ---------------------------------------------------------------- issue 27: modules on meta, torch.func
+# Module._apply keeps a parameter object only where the old and new tensors share a TensorImpl type (cpu and
+# the accelerator); a move to or from meta makes new Parameter objects (compute_should_use_set_data).
+@case("a device model moved to meta gets new Parameter objects")
+def _m_device_to_meta(dev):
+    model = torch.nn.Linear(2, 3).to(dev)
+    w = model.weight
+    model.to("meta")
+    return [model.weight.device, model.weight is w, w.device]
+
+
+@case("to('meta') then to_empty(device=...): new Parameter objects, an optimizer keeps the old")
+def _m_to_empty_identity(dev):
+    model = torch.nn.Linear(2, 3)
+    model.to("meta")
+    w = model.weight
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    model.to_empty(device=dev)
+    return [model.weight.device, model.weight is w, opt.param_groups[0]["params"][0].device]
+
+
+@case("a model built under torch.device('meta'), to_empty(device=...), reset_parameters")
+def _m_meta_context_to_empty(dev):
+    with torch.device("meta"):
+        model = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.BatchNorm1d(3))
+    model.to_empty(device=dev)
+    for m in model:
+        m.reset_parameters()
+    out = model(torch.ones(4, 2, device=dev))
+    return [out.device, model[1].running_mean.device, model[1].num_batches_tracked.item()]
+
+
+@case("functional_call of a meta module with device parameters and buffers")
+def _m_functional_call_meta(dev):
+    skeleton = torch.nn.BatchNorm1d(3).to("meta")
+    state = dict(torch.nn.BatchNorm1d(3).to(dev).state_dict())
+    out = torch.func.functional_call(skeleton, state, (torch.arange(12.0, device=dev).reshape(4, 3),))
+    return [out.device, out.shape, state["num_batches_tracked"].item(), state["running_mean"].cpu(),
+            skeleton.running_mean.device]
+
+
+@case("functional_call of a meta module given only its parameters")
+def _m_functional_call_meta_buffers(dev):
+    skeleton = torch.nn.BatchNorm1d(3).to("meta").eval()
+    params = {k: v.to(dev) for k, v in torch.nn.BatchNorm1d(3).named_parameters()}
+    return torch.func.functional_call(skeleton, params, (torch.ones(4, 3, device=dev),))
+
+
+@case("functional_call of a device module with a meta weight")
+def _m_functional_call_meta_weight(dev):
+    model = torch.nn.Linear(2, 3).to(dev)
+    return torch.func.functional_call(model, {"weight": torch.empty(3, 2, device="meta")},
+                                      (torch.ones(1, 2, device=dev),))
+
+
+@case("model ensembling: vmap of functional_call over stacked device parameters, base model on meta")
+def _m_ensemble_vmap(dev):
+    import copy
+
+    torch.manual_seed(0)
+    models = [torch.nn.Linear(3, 2).to(dev) for _ in range(4)]
+    params, buffers = torch.func.stack_module_state(models)
+    base = copy.deepcopy(models[0]).to("meta")
+
+    def one(p, b, x):
+        return torch.func.functional_call(base, (p, b), (x,))
+
+    x = torch.ones(5, 3, device=dev)
+    out = torch.vmap(one, in_dims=(0, 0, None))(params, buffers, x)
+    return [out.device, out.shape, torch.allclose(out[2].cpu(), models[2](x).cpu()), base.weight.device]
+
+
+@case("torch.func.grad of a loss through functional_call of a meta model")
+def _m_func_grad_meta(dev):
+    base = torch.nn.Linear(3, 1).to("meta")
+    params = {"weight": torch.ones(1, 3, device=dev), "bias": torch.zeros(1, device=dev)}
+
+    def loss(p, x):
+        return torch.func.functional_call(base, p, (x,)).pow(2).sum()
+
+    g = torch.func.grad(loss)(params, torch.ones(2, 3, device=dev))
+    return [g["weight"].device, g["weight"].cpu(), g["bias"].cpu()]
+
+
+@case("load_state_dict of a device checkpoint into a meta model: copies nothing; assign=True takes it")
+def _m_load_into_meta(dev):
+    with torch.device("meta"):
+        model = torch.nn.Linear(2, 3)
+    sd = torch.nn.Linear(2, 3).to(dev).state_dict()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.load_state_dict(sd)
+    before = model.weight.device
+    model.load_state_dict(sd, assign=True)
+    return [before, any("meta" in str(w.message) for w in caught), model.weight.device,
+            isinstance(model.weight, torch.nn.Parameter), model.weight.data_ptr() == sd["weight"].data_ptr()]
+
+
+@case("copy_ of a device tensor into a meta tensor")
+def _m_copy_into_meta(dev):
+    return torch.empty(3, device="meta").copy_(torch.ones(3, device=dev))
+
+
+@case("torch.func.functional_call with strict=True on a meta module missing a buffer")
+def _m_functional_call_strict(dev):
+    skeleton = torch.nn.BatchNorm1d(3).to("meta")
+    params = {k: v.to(dev) for k, v in torch.nn.BatchNorm1d(3).named_parameters()}
+    return torch.func.functional_call(skeleton, params, (torch.ones(4, 3, device=dev),), strict=True)
+
+
+# ---------------------------------------------------------------- issue 27: pinned copies of non-contiguous tensors
+# _pin_memory (aten/src/ATen/native/Memory.cpp) copies into pinned storage of the tensor's own sizes and strides;
+# copy_kernel_cuda stages a copy whose two sides differ in layout (copy_requires_temporaries) through a
+# contiguous, pageable temporary, which cudaMemcpyAsync copies before it returns.
+@case("pin_memory of a transposed tensor keeps its strides")
+def _p_pin_transposed(dev):
+    t = torch.arange(12.0).reshape(3, 4).t()
+    p = t.pin_memory()
+    return [p.is_pinned(), p.stride(), p.is_contiguous(), torch.equal(p, t), t.is_pinned()]
+
+
+@case("pin_memory of a column slice: strides, offset and storage size")
+def _p_pin_column_slice(dev):
+    s = torch.arange(16.0).reshape(4, 4)[:, 1::2]
+    p = s.pin_memory()
+    return [p.is_pinned(), p.stride(), p.storage_offset(), p.untyped_storage().nbytes(), p.contiguous()]
+
+
+@case("pin_memory of an expanded tensor")
+def _p_pin_expanded(dev):
+    return torch.arange(3.0).expand(4, 3).pin_memory()
+
+
+@case("empty_like(pin_memory=True) of a transposed tensor")
+def _p_empty_like_pinned(dev):
+    p = torch.empty_like(torch.zeros(3, 4).t(), pin_memory=True)
+    return [p.is_pinned(), p.stride(), p.device]
+
+
+@case("a slice of a pinned tensor is pinned, its contiguous copy is not")
+def _p_pinned_views(dev):
+    buf = torch.zeros(4, 6).pin_memory()
+    return [buf[:, :3].is_pinned(), buf.t().is_pinned(), buf[1:].is_pinned(), buf[:, :3].contiguous().is_pinned()]
+
+
+@case("non_blocking upload from a pinned column slice: the host may write right after")
+def _p_upload_from_pinned_slice(dev):
+    s = torch.arange(16.0).reshape(4, 4)[:, ::2].pin_memory()
+    d = s.to(dev, non_blocking=True)
+    s.fill_(-1.0)
+    return [d.stride(), d.cpu()]
+
+
+@case("non_blocking upload from a pinned transposed tensor keeps its strides")
+def _p_upload_transposed(dev):
+    p = torch.arange(12.0).reshape(3, 4).t().pin_memory()
+    d = p.to(dev, non_blocking=True)
+    getattr(torch, dev).synchronize()
+    return [d.stride(), d.is_contiguous(), torch.equal(d.cpu(), p)]
+
+
+@case("non_blocking download into a transposed pinned buffer, read at once")
+def _p_download_into_transposed(dev):
+    buf = torch.empty(4, 3, pin_memory=True).t()
+    buf.copy_(torch.arange(12.0, device=dev).reshape(3, 4), non_blocking=True)
+    return [buf.is_pinned(), buf.sum().item()]
+
+
+@case("non_blocking download into a column slice of a pinned buffer, read at once")
+def _p_download_into_slice(dev):
+    buf = torch.zeros(4, 6, pin_memory=True)
+    view = buf[:, :3]
+    view.copy_(torch.ones(4, 3, device=dev), non_blocking=True)
+    return [view.is_pinned(), view.sum().item(), buf.sum().item()]
+
+
+@case("to(cpu, non_blocking=True) of a transposed device tensor: pinned, strides kept")
+def _p_download_transposed(dev):
+    x = torch.arange(12.0, device=dev).reshape(3, 4).t()
+    out = x.to("cpu", non_blocking=True)
+    getattr(torch, dev).synchronize()
+    return [out.is_pinned(), out.stride(), out.sum().item()]
+
+
+# ---------------------------------------------------------------- issue 27: storage data pointers
+# A device tensor's storage is its allocator block: views share it (data_ptr = storage's + offset * itemsize),
+# the caching allocator hands out 512-byte aligned blocks and gives a freed block to the next request it fits.
+@case("untyped_storage().data_ptr() of a device tensor and its views")
+def _s_storage_ptr_views(dev):
+    x = torch.arange(10.0, device=dev)
+    v = x[2:6]
+    return [x.untyped_storage().data_ptr() == x.data_ptr(), v.untyped_storage().data_ptr() == x.data_ptr(),
+            v.data_ptr() - x.data_ptr(), v.storage_offset(), v.untyped_storage().nbytes(),
+            x.t().untyped_storage().data_ptr() == x.untyped_storage().data_ptr()]
+
+
+@case("untyped_storage() of a device tensor: device, nbytes, len")
+def _s_storage_attributes(dev):
+    st = torch.ones(2, 3, device=dev)[1].untyped_storage()
+    return [st.device, st.nbytes(), len(st), st.size(), isinstance(st, torch.UntypedStorage)]
+
+
+@case("data_ptr across to(), contiguous(), reshape() and view() of a device tensor")
+def _s_ptr_sharing(dev):
+    x = torch.arange(6.0, device=dev).reshape(2, 3)
+    p = x.data_ptr()
+    return [x.to(dev).data_ptr() == p, x.to(dev, copy=True).data_ptr() == p, x.to(torch.float16).data_ptr() == p,
+            x.contiguous().data_ptr() == p, x.t().contiguous().data_ptr() == p, x.reshape(3, 2).data_ptr() == p,
+            x.t().reshape(6).data_ptr() == p, x.view(torch.int32).data_ptr() == p]
+
+
+@case("a freed device tensor's address goes to the next tensor of its size")
+def _s_address_reused(dev):
+    import gc
+
+    gc.collect()  # no earlier case's garbage freed in between
+    x = torch.empty(256, device=dev)
+    p = x.data_ptr()
+    del x
+    y = torch.empty(256, device=dev)
+    z = torch.empty(256, device=dev)
+    return [y.data_ptr() == p, z.data_ptr() == p]
+
+
+@case("data_ptr alignment of device tensors, and of an empty one")
+def _s_alignment(dev):
+    x = torch.empty(3, device=dev)
+    return [x.data_ptr() % 512, x[1:].data_ptr() % 512, torch.empty(0, device=dev).data_ptr()]
+
+
+@case("model size from untyped_storage().nbytes() of its parameters")
+def _s_model_size(dev):
+    model = torch.nn.Linear(10, 5).to(dev)
+    return sum(p.untyped_storage().nbytes() for p in model.parameters())
+
+
+@case("storage() of a device tensor and of its view (TypedStorage)")
+def _s_typed_storage(dev):
+    x = torch.arange(10.0, device=dev)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        st = x[3:].storage()
+        return [st.size(), st.device, st.dtype, st.data_ptr() == x.data_ptr(), x[3:].storage_offset()]
+
+
+@case("untyped_storage().resize_(0) frees a device tensor's memory")
+def _s_storage_resize_frees(dev):
+    mod = getattr(torch, dev)
+    x = torch.empty(2**18, device=dev)
+    before = mod.memory_allocated()
+    x.untyped_storage().resize_(0)
+    freed = before - mod.memory_allocated()
+    x.untyped_storage().resize_(2**20)
+    return [freed, x.shape, x.untyped_storage().nbytes(), mod.memory_allocated() - before]
+
+
+@case("device tensors on :0 and :1 have different addresses", needs_2=True)
+def _s_two_gpus_addresses(dev):
+    a = torch.empty(256, device=f"{dev}:0")
+    b = torch.empty(256, device=f"{dev}:1")
+    return [a.data_ptr() != b.data_ptr(), a.untyped_storage().device, b.untyped_storage().device]
 
 
 def device_count(device_type: str) -> int:

@@ -19,8 +19,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "LIMITS['sparse_layouts']: a CSR tensor cannot be made on sim (graders report it as a simulator limit)",
     "fft of 16 float16 values on the device": "LIMITS['half_fft']: refused before dispatch (a simulator limit)",
     "fft of 10 float16 values on the device": "LIMITS['half_fft']: refused before dispatch (a simulator limit)",
-    "torch.save of a slice of a device tensor keeps the whole storage":
-        "LIMITS['checkpoint_storage']: a saved view keeps its own values only (same values, device and dtype)",
 }
 
 

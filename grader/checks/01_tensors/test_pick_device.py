@@ -2,13 +2,13 @@
 
 The expectation comes from torch.accelerator, whatever the machine: a CUDA GPU, an Apple GPU, the simulated
 accelerator. Code that only knows some kinds by name (cuda, mps) fails where the machine has another kind;
-that is the bug this exercise teaches. Each check runs with the leg's device made current
-(torch.accelerator.device_index), so the index a bare device resolves to is the leg's."""
+that is the bug this exercise teaches. Each check runs with another device than the leg's current
+(grader.expect.other_device_current), and expects that one: a bare device resolves to the current index."""
 
 
 import torch
 
-from grader.expect import canonical, expect_tensor, fail, made_current, running
+from grader.expect import canonical, expect_tensor, fail, other_device_current, running
 
 FIX = ("ask torch.accelerator which accelerator this machine has (torch.accelerator.is_available(), "
        "torch.accelerator.current_accelerator()) instead of comparing it with a list of names; "
@@ -40,7 +40,7 @@ def resolve(chosen, what: str) -> torch.device:
 
 
 def test_picks_the_accelerator_when_there_is_one(submission, device):
-    with made_current(device):
+    with other_device_current(device):
         expected = expected_device()
         with running("pick_device()", submission):
             chosen = submission.pick_device()
@@ -57,7 +57,7 @@ def test_picks_the_accelerator_when_there_is_one(submission, device):
 
 def test_build_model_puts_the_model_there(submission, device):
     in_features, classes = int(torch.randint(3, 20, ())), int(torch.randint(2, 9, ()))
-    with made_current(device):
+    with other_device_current(device):
         expected = expected_device()
         with running(f"build_model({in_features}, {classes})", submission):
             model = submission.build_model(in_features, classes)

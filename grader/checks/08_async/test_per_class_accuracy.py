@@ -5,10 +5,9 @@ reads the buffer's old contents until then (the simulator shows NaN there, so th
 answer by chance). To make that moment deterministic, the grader first queues
 work that keeps the device busy (a long kernel on CUDA; on the simulated device, whose virtual clock runs
 every kernel longer than its launch, a few operations), so an unsynchronised read always happens before
-the copy has run, on CUDA and on the simulator alike. The learner's function runs with the leg's device
-made current, so that a synchronisation without a device argument means this device on CUDA as on the
-simulator (whose no-argument synchronize waits for every device): this exercise is about when to wait,
-not about the current device.
+the copy has run, on CUDA and on the simulator alike. The learner's function runs with another device than
+the leg's current (grader.expect.other_device_current), as every learner call does: a synchronisation without
+a device argument waits for that other device, not for the copy, on both simulated legs and on two GPUs.
 
 Checked on every leg: the values equal a reference computed on the CPU from fresh inputs, with logits of every
 float dtype (float32, float64, float16, bfloat16), one class always absent from the batch (0.0 is promised for
@@ -27,7 +26,7 @@ import re
 
 import torch
 
-from grader.expect import fail, keep_busy, made_current, measure, running, within
+from grader.expect import fail, keep_busy, measure, other_device_current, running, within
 
 FIX = ("the host read the result before the copy finished: a copy to the CPU with non_blocking=True returns "
        "before the device has run it. Wait for it (synchronize the device, or an event recorded after the copy) "
@@ -53,9 +52,9 @@ def batch(device, dtype=torch.float32):
 
 def call(submission, device, logits, labels, classes):
     dtype = str(logits.dtype).removeprefix("torch.")
-    with made_current(device), running(f"per_class_accuracy(logits of {dtype}, labels, {classes}) on {device}",
-                                       submission):
-        keep_busy(device)  # after making the device current: torch.cuda._sleep runs on the current device
+    with other_device_current(device), running(f"per_class_accuracy(logits of {dtype}, labels, {classes}) on "
+                                                f"{device}", submission):
+        keep_busy(device)  # on the leg's device, while another is current: a wait must name the device
         return submission.per_class_accuracy(logits, labels, classes)
 
 

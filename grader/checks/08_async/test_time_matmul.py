@@ -21,8 +21,9 @@ kernel on CUDA, a few operations on the simulator, whose device always runs behi
   margin of two, which a right timing never needs and a total (repeats >= 3), milliseconds or
   nanoseconds always exceed (on the accelerator legs).
 
-The function runs with the leg's device made current, so that a synchronize() without a device argument
-means this device on CUDA as on the simulator: the lesson is when to wait, not which device is current."""
+The function runs with another device than the leg's current (grader.expect.other_device_current), as every
+learner call does: a synchronize() without a device argument waits for that other device, not for the
+products, on both simulated legs and on two GPUs."""
 
 import contextlib
 import functools
@@ -36,7 +37,7 @@ import timeit
 
 import torch
 
-from grader.expect import fail, keep_busy, made_current, measure, running
+from grader.expect import fail, keep_busy, measure, other_device_current, running
 
 FIX = ("on an accelerator `a @ b` only queues the product, so the clock measured launches. Synchronize the device before starting the clock and before stopping it (or time with device "
        "events).")
@@ -106,16 +107,17 @@ class Span:
 
     def __init__(self, device):
         self.mod = None if device.type == "cpu" else torch.get_device_module(device)
+        self.stream = self.mod.current_stream(device) if self.mod else None  # the leg's, not the current device's
         self.events = [self.mod.Event(enable_timing=True) for _ in range(2)] if self.mod else []
 
     def __enter__(self):
         if self.events:
-            self.events[0].record()
+            self.events[0].record(self.stream)
         return self
 
     def __exit__(self, *exc):
         if self.events:
-            self.events[1].record()
+            self.events[1].record(self.stream)
 
     def seconds(self) -> float | None:
         if not self.events:
@@ -147,8 +149,8 @@ def run(submission, device):
     a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
     repeats = random.randint(3, 6)
     reads = []
-    with measure(device) as m, made_current(device):
-        keep_busy(device)  # on the device made current: torch.cuda._sleep runs on the current device
+    with measure(device) as m, other_device_current(device):
+        keep_busy(device)  # on the leg's device, while another is current: a wait must name the device
         with running(f"time_matmul(a, b, {repeats}) with a, b on {device}", submission):
             with Span(device) as span, watched_clocks(device, m, reads):
                 result = submission.time_matmul(a, b, repeats)

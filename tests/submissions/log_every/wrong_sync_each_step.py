@@ -13,5 +13,5 @@ def fit(X, y, steps, lr, log_every):
             log.append((step, (residual ** 2).mean().item()))
         w = w - lr * (2.0 / n) * (X.T @ residual)
         if X.device.type != "cpu":
-            torch.accelerator.synchronize()
+            torch.accelerator.synchronize(X.device)
     return w, log

@@ -17,5 +17,5 @@ def train_epoch(model, optimizer, batches, device) -> float:
         total += loss.detach() * len(y)
         seen += len(y)
         if torch.device(device).type != "cpu":
-            torch.accelerator.synchronize()
+            torch.accelerator.synchronize(device)
     return total.item() / seen

@@ -1,3 +1,4 @@
+"""Records an event on the stream of the logits' device after the non_blocking copy and waits on it."""
 import torch
 
 
@@ -8,6 +9,6 @@ def per_class_accuracy(logits, labels, num_classes):
     on_host = accuracy.to("cpu", non_blocking=True)
     if logits.device.type != "cpu":
         done = torch.get_device_module(logits.device).Event()
-        done.record()
+        done.record(torch.get_device_module(logits.device).current_stream(logits.device))
         done.synchronize()
     return [float(v) for v in on_host]

@@ -16,5 +16,5 @@ def per_class_accuracy(logits, labels, num_classes):
         _buffers[key] = torch.empty(num_classes, dtype=logits.dtype).pin_memory()
     buf = _buffers[key]
     buf.copy_(accuracy, non_blocking=True)
-    torch.accelerator.synchronize()
+    torch.accelerator.synchronize(logits.device)
     return buf.tolist()

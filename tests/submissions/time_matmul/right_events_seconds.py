@@ -1,4 +1,4 @@
-"""Device events on the current stream, the elapsed milliseconds converted to seconds per product."""
+"""Device events on the current stream of a's device, the elapsed milliseconds converted to seconds per product."""
 import time
 
 import torch
@@ -12,9 +12,10 @@ def time_matmul(a, b, repeats=10):
         return (time.perf_counter() - start) / repeats
     mod = torch.get_device_module(a.device)
     start, end = mod.Event(enable_timing=True), mod.Event(enable_timing=True)
-    start.record()
+    stream = mod.current_stream(a.device)
+    start.record(stream)
     for _ in range(repeats):
         a @ b
-    end.record()
+    end.record(stream)
     end.synchronize()
     return start.elapsed_time(end) / 1e3 / repeats

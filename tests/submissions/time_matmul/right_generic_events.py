@@ -1,4 +1,4 @@
-"""Device-generic torch.Event timing on accelerators (waits for the end event), perf_counter on the CPU."""
+"""Device-generic torch.Event timing on the stream of a's device (waits for the end event), perf_counter on the CPU."""
 import time
 
 import torch
@@ -13,9 +13,10 @@ def time_matmul(a, b, repeats=10):
         return (time.perf_counter() - start) / repeats
     start = torch.Event(device=a.device, enable_timing=True)
     end = torch.Event(device=a.device, enable_timing=True)
-    start.record()
+    stream = torch.accelerator.current_stream(a.device)
+    start.record(stream)
     for _ in range(repeats):
         a @ b
-    end.record()
+    end.record(stream)
     end.synchronize()
     return start.elapsed_time(end) / 1000.0 / repeats

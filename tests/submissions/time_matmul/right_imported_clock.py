@@ -5,7 +5,7 @@ import torch
 
 def sync(t):
     if t.device.type != "cpu":
-        torch.get_device_module(t.device).synchronize()
+        torch.get_device_module(t.device).synchronize(t.device)
 
 
 def time_matmul(a, b, repeats=10):

@@ -1,0 +1,51 @@
+"""An exception raised by a hook of a device tensor during backward, raised again when the backward returns.
+
+The autograd engine calls a tensor hook from C++ and, when the hook raises, throws without taking Python's
+error indicator (torch/csrc/autograd/python_hook.cpp, unlike a Function's backward); unwinding then restores the
+device's stream through the Python device guard while that indicator is still set, and the process terminates
+("terminate called without an active exception"). So a hook registered on a device tensor runs inside a wrapper
+that keeps its exception and returns what the engine refuses with a C++ error of its own, which sets no Python
+error: a CPU tensor ("hook ... has changed the type of value", check_variable_result). The backward stops there,
+as on CUDA, and backward() (registration.py) raises the hook's exception in place of the engine's."""
+
+from __future__ import annotations
+
+import functools
+
+pending: list = []
+
+
+def deferring(hook):
+    @functools.wraps(hook)
+    def wrapper(*args, **kwargs):
+        try:
+            return hook(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - any of them would end the process
+            pending.append(exc)
+            import torch
+
+            return torch.empty(0, dtype=torch.bool)  # of another type than any device tensor's gradient
+
+    return wrapper
+
+
+def take_pending():
+    """The exception a hook raised during the backward that just ended, if any (and forget it)."""
+    exc = pending[0] if pending else None
+    pending.clear()
+    return exc
+
+
+def install(tensor_class) -> None:
+    import torch
+
+    def register_hook(self, hook):
+        return torch.Tensor.register_hook(self, deferring(hook))
+
+    def register_post_accumulate_grad_hook(self, hook):
+        return torch.Tensor.register_post_accumulate_grad_hook(self, deferring(hook))
+
+    register_hook.__doc__ = torch.Tensor.register_hook.__doc__
+    register_post_accumulate_grad_hook.__doc__ = torch.Tensor.register_post_accumulate_grad_hook.__doc__
+    tensor_class.register_hook = register_hook
+    tensor_class.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
