@@ -1,4 +1,5 @@
 # expect: the culprit is the line that created the index
+# on one gpu: passes (a lost index means the only GPU, the one given; the simulator has two devices and makes the other current)
 """Creates the index on the current accelerator, which is not hidden's device when hidden is on the second one."""
 import torch
 from torch import nn

@@ -1,4 +1,5 @@
 # expect: without pinning an index
+# on one gpu: passes (a lost index means the only GPU, the one given; the simulator has two devices and makes the other current)
 import torch
 from torch import nn
 
