@@ -41,6 +41,14 @@ def test_a_new_progress_is_empty_and_marks_a_newcomer(path):
     assert p.totals() == (0, len(EXERCISES), 0, sum(e.points for e in EXERCISES))
 
 
+def test_the_progress_lives_in_the_state_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("DEVCOURSE_STATE_DIR", str(tmp_path / "elsewhere"))
+    p = Progress.load()
+    assert p.path == tmp_path / "elsewhere" / "progress.json"
+    p.skip(FIRST)
+    assert Progress.load().status(FIRST.name) == SKIPPED
+
+
 def test_a_progress_file_from_before_the_welcome_is_not_a_newcomer(path):
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({"version": 1, "exercises": {}}))
