@@ -259,3 +259,22 @@ def test_a_verdict_names_each_failed_check_once_or_the_blocks_that_pass():
     passed, text = blocks.verdict(MM, bad, ("copies",))
     assert text.endswith("  does not move data back and forth on sim:1: 2 copies")
     assert blocks.short_title("accelerator") == "right on an accelerator"
+
+
+def test_cost_checks_find_the_helpers_by_name_or_attribute_once_per_file(tmp_path):
+    grader = tmp_path / "test_made_up.py"
+    grader.write_text("from grader import expect\nfrom grader.expect import measure\n\n"
+                      "def test_by_attribute():\n    expect.no_round_trips(lambda: 0)\n\n"
+                      "def test_by_name():\n    with measure():\n        pass\n\n"
+                      "def test_other():\n    expect.fail('x')\n\n"
+                      "def helper():\n    measure()\n")
+    assert blocks.cost_checks(grader) == {"test_by_attribute", "test_by_name"}
+    assert blocks.cost_checks(grader) is blocks.cost_checks(grader)  # each grader file is read once
+
+
+def test_a_block_is_a_value():
+    import dataclasses
+
+    (block,) = blocks.split(MM, [result(COST[0], "cpu", "failed")])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        block.points = 99
