@@ -278,3 +278,16 @@ def test_a_block_is_a_value():
     (block,) = blocks.split(MM, [result(COST[0], "cpu", "failed")])
     with pytest.raises(dataclasses.FrozenInstanceError):
         block.points = 99
+
+
+def test_the_first_share_takes_what_rounding_left():
+    ex = course.get("masked_mean")  # 2 points over accelerator (2) and copies (1): 1.33 and 0.67, not 1.3
+    plain = _plain_checks(ex)[0]
+    split = blocks.split(ex, [result(plain, "cpu"), result(plain, "sim:0", "failed"), result(COST[0], "cpu", "failed")])
+    assert [(b.name, b.points) for b in split] == [("accelerator", 1.33), ("copies", 0.67)]
+
+
+def test_the_progress_file_makes_its_folders(tmp_path):
+    p = Progress.load(tmp_path / "a" / "b" / "progress.json")
+    p.skip(FIRST)
+    assert (tmp_path / "a" / "b" / "progress.json").is_file()
