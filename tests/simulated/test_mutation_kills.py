@@ -564,3 +564,8 @@ def test_a_seeded_generator_passed_by_position_to_a_sim_op_decides_its_result():
 
     assert torch.equal(draw(3), draw(3)) and not torch.equal(draw(3), draw(4))
     assert torch.poisson(rates).device == torch.device("sim:1")  # without one: the device's default
+
+
+def test_the_random_functions_keep_their_names_and_docs():
+    assert torch.randn.__name__ == "randn" and torch.poisson.__name__ == "poisson"
+    assert torch.Tensor.normal_.__name__ == "normal_" and torch.randn.__doc__
