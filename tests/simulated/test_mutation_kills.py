@@ -569,3 +569,48 @@ def test_a_seeded_generator_passed_by_position_to_a_sim_op_decides_its_result():
 def test_the_random_functions_keep_their_names_and_docs():
     assert torch.randn.__name__ == "randn" and torch.poisson.__name__ == "poisson"
     assert torch.Tensor.normal_.__name__ == "normal_" and torch.randn.__doc__
+
+
+@pytest.fixture
+def traced():
+    """What grader.instruments hears of waits on streams and events (torch.cuda._gpu_trace's callbacks)."""
+    heard = []
+    streams_cb, events_cb = (lambda sid: heard.append(("stream", sid))), (lambda eid: heard.append(("event", eid)))
+    st.gpu_trace.register_callback_for_stream_synchronization(streams_cb)
+    st.gpu_trace.register_callback_for_event_synchronization(events_cb)
+    yield heard
+    st.gpu_trace.stream_synchronization.remove(streams_cb)
+    st.gpu_trace.event_synchronization.remove(events_cb)
+
+
+def test_waits_on_a_stream_or_an_event_are_reported(traced):
+    s = torch.sim.Stream("sim:0")
+    s.synchronize()
+    assert traced == [("stream", s.stream_id)]
+    e = torch.sim.Event()
+    e.synchronize()  # never recorded: neither waits nor is reported
+    assert traced == [("stream", s.stream_id)]
+    s.record_event(e)
+    e.synchronize()
+    assert traced == [("stream", s.stream_id), ("event", id(e))]
+
+
+def test_an_event_makes_the_given_stream_or_the_current_one_wait(device_times):
+    c = device_times
+    e = torch.sim.Event()
+    e._time, e._idx = max(c.device) + 50.0, 0
+    s = torch.sim.Stream("sim:0")
+    e.wait(s)
+    assert c.device[0] == e._time
+    e._time += 10.0
+    e.wait()  # the current stream of the current device
+    assert c.device[torch.sim.current_device()] == e._time
+
+
+def test_elapsed_time_needs_both_events_timed():
+    timed, untimed = torch.sim.Event(enable_timing=True), torch.sim.Event()
+    timed.record()
+    untimed.record()
+    for a, b in ((timed, untimed), (untimed, timed)):
+        with pytest.raises(ValueError, match="enable_timing=True"):
+            a.elapsed_time(b)
