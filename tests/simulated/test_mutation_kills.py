@@ -614,3 +614,9 @@ def test_elapsed_time_needs_both_events_timed():
     for a, b in ((timed, untimed), (untimed, timed)):
         with pytest.raises(ValueError, match="enable_timing=True"):
             a.elapsed_time(b)
+
+
+def test_torch_sim_generator_defaults_to_the_first_device():
+    g = torch.sim.Generator()
+    assert g.device == torch.device("sim:0") and isinstance(g, gens.SimGenerator)
+    assert torch.sim.Generator(1).device == torch.device("sim:1")
