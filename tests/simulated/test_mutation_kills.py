@@ -620,3 +620,18 @@ def test_torch_sim_generator_defaults_to_the_first_device():
     g = torch.sim.Generator()
     assert g.device == torch.device("sim:0") and isinstance(g, gens.SimGenerator)
     assert torch.sim.Generator(1).device == torch.device("sim:1")
+
+
+def test_elapsed_time_needs_both_events_recorded():
+    a, b = torch.sim.Event(enable_timing=True), torch.sim.Event(enable_timing=True)
+    a.record()
+    for first, second in ((a, b), (b, a)):
+        with pytest.raises(ValueError, match="must be recorded"):
+            first.elapsed_time(second)
+
+
+def test_without_a_device_the_current_accelerator_decides():
+    assert st._is_sim(None) is False and st._is_sim("sim:1") is True and st._is_sim("cpu") is False
+    assert st._is_sim(0) is st._accelerator_is_sim() is True  # this process's accelerator is the simulator
+    assert isinstance(torch.Stream(), st.SimStream) and isinstance(torch.Event(), st.SimEvent)
+    assert not isinstance(torch.Stream("cpu"), st.SimStream)
