@@ -635,3 +635,20 @@ def test_without_a_device_the_current_accelerator_decides():
     assert st._is_sim(0) is st._accelerator_is_sim() is True  # this process's accelerator is the simulator
     assert isinstance(torch.Stream(), st.SimStream) and isinstance(torch.Event(), st.SimEvent)
     assert not isinstance(torch.Stream("cpu"), st.SimStream)
+
+
+# ---- pinned memory (the survivors of grader/simulated/pinned.py) -----------------------------------------
+from grader.simulated import pinned as pn  # noqa: E402
+
+
+def test_pinning_an_empty_tensor_pins_no_other_empty_tensor():
+    torch.empty(0).pin_memory()
+    assert not torch.empty(0).is_pinned() and not pn.is_pinned_cpu(torch.empty(0))
+    assert 0 not in pn._pinned
+
+
+def test_a_tensor_without_a_storage_is_not_pinned():
+    keep = torch.ones(4).pin_memory()  # something is pinned: the lookup runs
+    assert keep.is_pinned()
+    sparse = torch.sparse_coo_tensor(torch.tensor([[0]]), torch.tensor([1.0]), (3,))
+    assert pn.is_pinned_cpu(sparse) is False
