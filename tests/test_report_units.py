@@ -281,3 +281,28 @@ def test_fancy_only_in_a_terminal_or_a_notebook(terminal):
     assert report.fancy(c) is terminal
     assert report.fancy(Console(file=io.StringIO(), force_terminal=False, record=True))
     assert report._box(c) is (report.box.ROUNDED if terminal else report.box.ASCII)
+
+
+def test_a_leg_without_an_index_comes_before_its_indexed_ones():
+    assert sorted(["cuda:1", "cuda:0", "cuda"], key=report._leg_order) == ["cuda", "cuda:0", "cuda:1"]
+
+
+def test_a_failure_block_shows_the_learners_trace_under_the_file_shown():
+    g = grade(r("test_a", "sim:0", "failed", "boom", [(3, "f", "y = g(x)"), (8, "g", "return x.cuda()")]))
+    text = plain(g)
+    assert "  Traceback in f.py (most recent call last):\n    line 3, in f\n      y = g(x)\n    line 8, in g" in text
+    unnamed = report.render_text(lambda c: report.print_grade(c, g))  # no file given: the submission's own path
+    assert f"Traceback in {report.workspace.shown(MM.exercise_file)} (most recent call last)" in unnamed
+
+
+def test_plain_text_is_a_hundred_columns_wide():
+    g = grade(r("test_" + "very_long_name_" * 8, "cpu"), r("test_b", "sim:0"))
+    widths = {len(ln) for ln in plain(g).splitlines() if ln.startswith(("+", "|"))}
+    assert widths == {100}, widths
+
+
+def test_the_list_has_its_headers(tmp_path):
+    prog = Progress.load(tmp_path / "progress.json")
+    text = report.render_text(lambda c: report.print_list(c, prog, None), width=160)
+    assert [c.strip() for c in text.splitlines()[1].strip("|").split("|")] == [
+        "#", "exercise", "chapter", "points", "status"]
