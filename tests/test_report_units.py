@@ -306,3 +306,27 @@ def test_the_list_has_its_headers(tmp_path):
     text = report.render_text(lambda c: report.print_list(c, prog, None), width=160)
     assert [c.strip() for c in text.splitlines()[1].strip("|").split("|")] == [
         "#", "exercise", "chapter", "points", "status"]
+
+
+def test_long_messages_stay_on_one_line_and_html_is_110_columns_wide():
+    message = "the tensor is on cpu, " * 15
+    g = grade(r("test_" + "very_long_name_" * 8, "cpu"), r("test_a", "sim:0", "failed", message.strip()))
+    assert f"  {message.strip()}\n" in plain(g)
+    html = report.render_html(lambda c: report.print_grade(c, g, "f.py"))
+    import re
+
+    drawn = [ln for ln in re.sub("<[^>]+>", "", html).splitlines() if ln[:1] in "╭│├╰"]
+    assert drawn and {len(ln) for ln in drawn} == {110}
+
+
+def test_the_progress_bar_is_30_wide_in_the_list(tmp_path):
+    prog = Progress.load(tmp_path / "progress.json")
+    text = report.render_text(lambda c: report.print_list(c, prog, None), width=160)
+    assert f"[{'-' * 30}] 0 of {len(course.load())} exercises done" in text
+
+
+def test_an_all_row_names_the_first_reason():
+    both = grade(r("test_a", "cpu"), r("test_a", "sim:0", "skipped", f"{SIMULATOR_LIMIT} this"),
+                 r(P, "sim", "failed", "died"))
+    (row,) = cells_of(report.summary_table(report.render_text.__globals__["Console"](), [both]))
+    assert row[-1] == "the grading process had a problem"
