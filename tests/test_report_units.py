@@ -315,7 +315,7 @@ def test_long_messages_stay_on_one_line_and_html_is_110_columns_wide():
     html = report.render_html(lambda c: report.print_grade(c, g, "f.py"))
     import re
 
-    drawn = [ln for ln in re.sub("<[^>]+>", "", html).splitlines() if ln[:1] in "╭│├╰"]
+    drawn = [ln for ln in re.sub("<[^>]+>", "", html).splitlines() if ln and ln[0] in "╭│├╰"]
     assert drawn and {len(ln) for ln in drawn} == {110}
 
 
