@@ -330,3 +330,40 @@ def test_an_all_row_names_the_first_reason():
                  r(P, "sim", "failed", "died"))
     (row,) = cells_of(report.summary_table(report.render_text.__globals__["Console"](), [both]))
     assert row[-1] == "the grading process had a problem"
+
+
+def test_failures_naming_a_device_or_a_pair_group_whatever_device_they_name():
+    pair = grade(r("test_a", "sim:0+sim:1", "failed", "x moved to sim:0+sim:1"), r("test_b", "sim:0", "failed", "x moved to sim:0"))
+    assert [f.checks for f in report.failures(pair)] == [["test_a", "test_b"]]
+    named = grade(r("test_a", "cpu", "failed", "x is on cpu"), r("test_a", "mps", "failed", "x is on mps"))
+    assert [f.legs for f in report.failures(named)] == [["cpu", "mps"]]
+
+
+def test_the_table_has_its_header_padded():
+    text = plain(grade(r("test_a", "cpu"), r("test_a", "sim:0")))
+    assert "\n| check | cpu | sim:0 |\n" in text
+
+
+def test_a_one_frame_trace_is_shown_unless_the_message_gives_its_line():
+    assert report._trace_lines(report.Failure("m", ((4, "f", "x"),)), "f.py") == [
+        "Traceback in f.py (most recent call last):", "  line 4, in f", "    x"]
+    two = report.Failure("raised (line 4, in f: x)", ((4, "f", "x"), (6, "g", "y")))
+    assert len(report._trace_lines(two, "f.py")) == 5
+
+
+def test_html_is_written_whole_unwrapped_and_nowhere_else(capsys):
+    message = "the tensor is on cpu, " * 15
+    g = grade(r("test_a", "cpu"), r("test_a", "sim:0", "failed", message.strip()))
+    import re
+
+    html = re.sub("<[^>]+>", "", report.render_html(lambda c: report.print_grade(c, g, "f.py")))
+    assert message.strip() in html
+    assert capsys.readouterr().out == ""
+
+
+def test_the_next_exercise_is_bold_in_the_list(tmp_path):
+    prog = Progress.load(tmp_path / "progress.json")
+    nxt = course.load()[0]
+    html = report.render_html(lambda c: report.print_list(c, prog, nxt))
+    assert f"font-weight: bold\">▶ {nxt.name}" in html
+    assert f"font-weight: bold\">  {course.load()[1].name}" not in html
