@@ -367,3 +367,15 @@ def test_the_next_exercise_is_bold_in_the_list(tmp_path):
     html = report.render_html(lambda c: report.print_list(c, prog, nxt))
     assert f"font-weight: bold\">▶ {nxt.name}" in html
     assert f"font-weight: bold\">  {course.load()[1].name}" not in html
+
+
+def test_the_machine_note_is_printed_only_when_there_is_one():
+    assert "Note: no GPU on this machine" in plain(grade(r("test_a", "cpu"), r("test_a", "sim:0")))
+    assert "Note:" not in plain(grade(r("test_a", "cpu"), r("test_a", "cuda:0")))
+
+
+def test_a_hint_ends_with_the_section_that_explains_it():
+    from grader import book_links
+
+    explained = book_links.explained_line(MM)
+    assert explained and explained in str(report.hint_text(MM, 1))
