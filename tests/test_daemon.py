@@ -74,7 +74,7 @@ def fresh(tmp_path, monkeypatch):
     monkeypatch.setenv("DEVCOURSE_DAEMON_DIR", str(where))
     yield where
     daemon.stop(where)
-    wait_for(lambda: not serving(where), 20)
+    assert wait_for(lambda: not serving(where), 30), "a process of the test's daemon kept running after stop"
 
 
 def cli(*args, env=None):

@@ -452,3 +452,203 @@ def test_out_of_memory_and_retry():
         limited.alloc(100)
     limited.allowed = 2 * MiB
     limited.alloc(100)
+
+
+# ---- streams and events (issue 31: the survivors of grader/simulated/streams.py) ----------------------------
+from grader.simulated import generators as gens  # noqa: E402
+from grader.simulated import streams as st  # noqa: E402
+
+
+def test_a_new_stream_has_an_id_of_its_own_and_the_default_stream_id_0():
+    default = torch.sim.default_stream(1)
+    s, t = torch.sim.Stream("sim:1"), torch.sim.Stream("sim:1")
+    assert default.stream_id == 0 and isinstance(s.stream_id, int) and s.stream_id > 0
+    assert len({default.stream_id, s.stream_id, t.stream_id}) == 3
+    assert s != default and s == s and hash(s) != hash(default)
+    assert repr(s) == f"torch.Stream device_type=sim, device_index=1, stream_id={s.stream_id}"
+
+
+@pytest.fixture
+def device_times():
+    """The shared clock's device times (streams.py holds the clock itself), put back after the test."""
+    saved = list(st.clock.device)
+    yield st.clock
+    st.clock.device[:] = saved
+
+
+def test_waiting_moves_a_stream_forward_never_back(device_times):
+    c = device_times
+    s0, s1 = torch.sim.Stream("sim:0"), torch.sim.Stream("sim:1")
+    c.device[0], c.device[1] = 5.0, 9.0
+    s0.wait_stream(s1)  # a stream behind waits for the one ahead
+    assert c.device[0] == 9.0
+    c.device[1] = 2.0
+    s0.wait_stream(s1)  # never back
+    assert c.device[0] == 9.0
+    unrecorded = torch.sim.Event()
+    s0.wait_event(unrecorded)  # nothing recorded: nothing to wait for, and no error
+    assert c.device[0] == 9.0
+    e = torch.sim.Event()
+    e._time = 12.0
+    s0.wait_event(e)
+    assert c.device[0] == 12.0
+    e._time = 3.0
+    s0.wait_event(e)  # an event already passed: never back
+    assert c.device[0] == 12.0
+
+
+def test_record_event_records_the_given_event_or_a_new_one():
+    s = torch.sim.Stream("sim:1")
+    e = torch.sim.Event()
+    assert repr(e) == "torch.Event device_type=sim, device_index=None, recorded=False" and e.device is None
+    assert s.record_event(e) is e
+    assert repr(e) == "torch.Event device_type=sim, device_index=1, recorded=True" and e.device == torch.device("sim:1")
+    made = s.record_event()
+    assert made is not e and isinstance(made, st.SimEvent) and made._time is not None
+    on1 = torch.Event(device="sim:1")
+    assert on1.device == torch.device("sim:1") and on1._idx == 1
+
+
+def test_an_error_inside_a_stream_context_is_not_swallowed_and_the_stream_is_restored():
+    s = torch.sim.Stream("sim:0")
+    before = torch.sim.current_stream(0)
+    with pytest.raises(ValueError, match="inside"):
+        with s:
+            assert torch.sim.current_stream(0) == s
+            raise ValueError("inside")
+    assert torch.sim.current_stream(0) == before
+    with pytest.raises(ValueError, match="inside"):
+        with torch.sim.stream(s):
+            raise ValueError("inside")
+    assert torch.sim.current_stream(0) == before
+
+
+def test_torch_event_on_the_sim_does_not_time_unless_asked():
+    e = torch.Event(device="sim:0")
+    assert e.enable_timing is False
+    e.record()
+    f = torch.Event(device="sim:0")
+    f.record()
+    with pytest.raises(ValueError, match="enable_timing=True"):
+        e.elapsed_time(f)
+    assert torch.Event(device="sim:0", enable_timing=True).enable_timing is True
+
+
+# ---- generators (the survivors of grader/simulated/generators.py) ----------------------------------------
+def test_the_default_generators_start_from_cudas_default_seed():
+    saved = [g.get_state() for g in gens.defaults]
+    try:
+        gens.reset_defaults(2)
+        assert [g.initial_seed() for g in gens.defaults] == [67280421310721] * 2  # c10::default_rng_seed_val
+        assert [g.device for g in gens.defaults] == [torch.device("sim:0"), torch.device("sim:1")]
+    finally:
+        for g, state in zip(gens.defaults, saved):
+            g.set_state(state)
+
+
+def test_poisson_takes_its_generator_by_position_and_refuses_a_sim_one_on_the_cpu():
+    rates = torch.full((64,), 4.0)
+    assert torch.poisson(rates).shape == (64,)  # no generator: none looked for past the arguments
+    with pytest.raises(RuntimeError, match="Expected a 'cpu' device type for generator but found 'sim'"):
+        torch.poisson(rates, torch.Generator("sim:0"))
+    with pytest.raises(RuntimeError, match="Expected a 'cpu' device type for generator"):
+        torch.poisson(rates, generator=torch.Generator("sim:0"))
+    assert torch.poisson(rates, torch.Generator("cpu").manual_seed(1)).shape == (64,)
+
+
+def test_a_seeded_generator_passed_by_position_to_a_sim_op_decides_its_result():
+    rates = torch.full((256,), 4.0, device="sim:1")
+
+    def draw(seed):
+        return torch.poisson(rates, generator=torch.Generator("sim:1").manual_seed(seed)).cpu()
+
+    assert torch.equal(draw(3), draw(3)) and not torch.equal(draw(3), draw(4))
+    assert torch.poisson(rates).device == torch.device("sim:1")  # without one: the device's default
+
+
+def test_the_random_functions_keep_their_names_and_docs():
+    assert torch.randn.__name__ == "randn" and torch.poisson.__name__ == "poisson"
+    assert torch.Tensor.normal_.__name__ == "normal_" and torch.randn.__doc__
+
+
+@pytest.fixture
+def traced():
+    """What grader.instruments hears of waits on streams and events (torch.cuda._gpu_trace's callbacks)."""
+    heard = []
+    streams_cb, events_cb = (lambda sid: heard.append(("stream", sid))), (lambda eid: heard.append(("event", eid)))
+    st.gpu_trace.register_callback_for_stream_synchronization(streams_cb)
+    st.gpu_trace.register_callback_for_event_synchronization(events_cb)
+    yield heard
+    st.gpu_trace.stream_synchronization.remove(streams_cb)
+    st.gpu_trace.event_synchronization.remove(events_cb)
+
+
+def test_waits_on_a_stream_or_an_event_are_reported(traced):
+    s = torch.sim.Stream("sim:0")
+    s.synchronize()
+    assert traced == [("stream", s.stream_id)]
+    e = torch.sim.Event()
+    e.synchronize()  # never recorded: neither waits nor is reported
+    assert traced == [("stream", s.stream_id)]
+    s.record_event(e)
+    e.synchronize()
+    assert traced == [("stream", s.stream_id), ("event", id(e))]
+
+
+def test_an_event_makes_the_given_stream_or_the_current_one_wait(device_times):
+    c = device_times
+    e = torch.sim.Event()
+    e._time, e._idx = max(c.device) + 50.0, 0
+    s = torch.sim.Stream("sim:0")
+    e.wait(s)
+    assert c.device[0] == e._time
+    e._time += 10.0
+    e.wait()  # the current stream of the current device
+    assert c.device[torch.sim.current_device()] == e._time
+
+
+def test_elapsed_time_needs_both_events_timed():
+    timed, untimed = torch.sim.Event(enable_timing=True), torch.sim.Event()
+    timed.record()
+    untimed.record()
+    for a, b in ((timed, untimed), (untimed, timed)):
+        with pytest.raises(ValueError, match="enable_timing=True"):
+            a.elapsed_time(b)
+
+
+def test_torch_sim_generator_defaults_to_the_first_device():
+    g = torch.sim.Generator()
+    assert g.device == torch.device("sim:0") and isinstance(g, gens.SimGenerator)
+    assert torch.sim.Generator(1).device == torch.device("sim:1")
+
+
+def test_elapsed_time_needs_both_events_recorded():
+    a, b = torch.sim.Event(enable_timing=True), torch.sim.Event(enable_timing=True)
+    a.record()
+    for first, second in ((a, b), (b, a)):
+        with pytest.raises(ValueError, match="must be recorded"):
+            first.elapsed_time(second)
+
+
+def test_without_a_device_the_current_accelerator_decides():
+    assert st._is_sim(None) is False and st._is_sim("sim:1") is True and st._is_sim("cpu") is False
+    assert st._is_sim(0) is st._accelerator_is_sim() is True  # this process's accelerator is the simulator
+    assert isinstance(torch.Stream(), st.SimStream) and isinstance(torch.Event(), st.SimEvent)
+    assert not isinstance(torch.Stream("cpu"), st.SimStream)
+
+
+# ---- pinned memory (the survivors of grader/simulated/pinned.py) -----------------------------------------
+from grader.simulated import pinned as pn  # noqa: E402
+
+
+def test_pinning_an_empty_tensor_pins_no_other_empty_tensor():
+    kept = torch.empty(0).pin_memory()  # alive: a registered address would stay registered meanwhile
+    assert not torch.empty(0).is_pinned() and not pn.is_pinned_cpu(torch.empty(0))
+    assert 0 not in pn._pinned and kept.numel() == 0
+
+
+def test_a_tensor_without_a_storage_is_not_pinned():
+    keep = torch.ones(4).pin_memory()  # something is pinned: the lookup runs
+    assert keep.is_pinned()
+    sparse = torch.sparse_coo_tensor(torch.tensor([[0]]), torch.tensor([1.0]), (3,))
+    assert pn.is_pinned_cpu(sparse) is False

@@ -70,7 +70,7 @@ def main(work: Path, survivors: bool) -> None:
                 survived += 1
                 details.append((module, "survived", m, result, ""))
         run = n - skipped
-        denominator = run - equivalent
+        denominator = run - pending - equivalent  # a partial run (stopped, or rechecked): scored on what ran
         score = f"{100 * (killed + timeouts) / denominator:.1f} %" if denominator else "-"
         extra = f" ({pending} not run)" if pending else ""
         print(f"| {module} | {n} | {skipped} | {run}{extra} | {equivalent} | {killed} | {timeouts} | {survived} | {score} |")
