@@ -27,18 +27,19 @@ from pathlib import Path
 import nbformat
 
 SQLITE_BUSY_SECONDS = 120
-#: nbgrader's sanitizing steps, with OverwriteCells' subclass that puts back every deleted test cell.
+#: nbgrader's sanitizing steps, with OverwriteCells' subclass that puts back every deleted test cell and
+#: CheckCellMetadata's that builds the metadata schema's validator once (grader.classroom.metadata).
 SANITIZE_STEPS = [
     "nbgrader.preprocessors.ClearOutput", "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec", "grader.classroom.engine_grading.RestoreCells",
-    "nbgrader.preprocessors.CheckCellMetadata",
+    "grader.classroom.metadata.CheckCellMetadataOnce",
 ]
 #: nbgrader's autograde pipeline with the notebook's execution replaced by the engine's grading.
 AUTOGRADE_STEPS = [
     "grader.classroom.engine_grading.GradeAnswers", "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor", "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades", "nbgrader.preprocessors.AssignLatePenalties",
-    "nbgrader.preprocessors.CheckCellMetadata",
+    "grader.classroom.metadata.CheckCellMetadataOnce",
 ]
 
 
@@ -99,6 +100,7 @@ def start_gradings(root: Path, assignment: str, students: list[str], grades) -> 
             return  # the converter says what is wrong
     names = {n: {e for e, _ in engine_grading.test_cells(coursedir.db_url, n, assignment).values() if e}
              for n in notebooks}
+    found = []
     for student in students:
         for notebook, exercises in names.items():
             path = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment)) / f"{notebook}.ipynb"
@@ -106,8 +108,8 @@ def start_gradings(root: Path, assignment: str, students: list[str], grades) -> 
                 answers = engine_grading.answer_cells(nbformat.read(path, as_version=4))
             except (OSError, ValueError):
                 continue
-            for name in exercises & answers.keys():
-                grades.submit(name, answers[name])
+            found += [(name, answers[name]) for name in sorted(exercises & answers.keys())]
+    grades.submit_all(found)  # all at once: the answers of one exercise are graded in batches
 
 
 def autograde_one(root: str, assignment: str, student: str, force: bool = True) -> dict:
@@ -147,6 +149,7 @@ def autograde(root: Path, assignment: str, students: list[str] | None = None, wo
             start_gradings(root, assignment, students, grades)
             console.print(f"Grading {len(students)} submission(s) with the grading engine, no notebook run: "
                           f"{grades.distinct} distinct answer(s) among {grades.asked}, each graded once, "
+                          f"in batches of up to {answers.BATCH_SIZE} per exercise, "
                           f"{workers or answers.default_jobs()} at once.")
             done = (autograde_one(str(root), assignment, s, force) for s in students)
             return _show(done, len(students), assignment, console, progress)
