@@ -7,6 +7,10 @@ allows (grader.sandbox); nothing of the submitted notebook runs anywhere else.
 Identical programs get identical grades (the checks draw fresh inputs, but tools/determinism.py finds no
 check whose outcome changes between runs), so an answer that several submissions share (an exercise left
 untouched, the same one-line fix) is graded once per autograding run, and every copy gets that grade.
+
+The answers of one exercise are graded in batches (runner.grade_many, grader.batch): pytest starts and
+collects the checks once per batch and leg family, which was most of a lone grading's CPU time, and each
+answer still runs in a process of its own, isolated from its batchmates as from any other grading.
 """
 
 from __future__ import annotations

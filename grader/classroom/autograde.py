@@ -9,9 +9,10 @@ engine and writes each test cell's verdict as its output. The student's notebook
 adds, an input transformer or a helper it redefines changes nothing; a test cell it edits or deletes is
 restored from the gradebook first (engine_grading.RestoreCells).
 
-Where the time goes: the engine's gradings (grader.classroom.answers: each distinct answer once, several
-at once, in the host's warm grading processes); this process starts them all before it runs the first
-converter, then runs the converters one after another while the gradings go on.
+Where the time goes: the engine's gradings (grader.classroom.answers: each distinct answer once, the answers
+of an exercise in batches, several at once, in the host's warm grading processes), and nbgrader's converter
+for each submission (mostly its gradebook reads and writes); this process starts every grading before it runs
+the first converter, then runs the converters one after another while the gradings go on.
 
 On a cluster: `--scheduler ADDRESS` sends one task per submission to a running Dask scheduler (e.g.
 dask-jobqueue's SLURMCluster on GPU nodes; the course folder must be at the same path on every worker); each
