@@ -39,7 +39,8 @@ class ClassGrades:
 
     def __init__(self, jobs: int | None = None):
         self._folder = Path(tempfile.mkdtemp(prefix="devcourse-class-"))
-        self._pool = ThreadPoolExecutor(jobs or default_jobs(), thread_name_prefix="grade")
+        self._jobs = jobs or default_jobs()
+        self._pool = ThreadPoolExecutor(self._jobs, thread_name_prefix="grade")
         self._started: dict[tuple[str, str], Future] = {}
         self._lock = threading.Lock()
         self.distinct = 0  # answers graded, for the summary line
@@ -50,6 +51,13 @@ class ClassGrades:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def after_fork(self) -> None:
+        """In a fork of the process that made this (grader.classroom.autograde's converter processes): the parent's
+        threads are not here, and its lock may have been held; grades already made stay. The answers' folder
+        stays the parent's to remove."""
+        self._pool = ThreadPoolExecutor(self._jobs, thread_name_prefix="grade")
+        self._lock = threading.Lock()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)

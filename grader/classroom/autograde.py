@@ -22,6 +22,7 @@ task grades through its node's warm grading processes.
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from pathlib import Path
 
@@ -86,9 +87,10 @@ def create_students(root: Path, students: list[str]) -> None:
             gb.update_or_create_student(s)
 
 
-def start_gradings(root: Path, assignment: str, students: list[str], grades) -> None:
-    """Start grading every answer of every submission now, so that the engine works while the converters run.
-    Only a head start: the converter grades what its sanitized notebook holds, through the same `grades`."""
+def start_gradings(root: Path, assignment: str, students: list[str], grades) -> list:
+    """Start grading every answer of every submission now; their futures. Only a head start: the converter
+    grades what its sanitized notebook holds, through the same `grades` (an answer not started here is graded
+    then)."""
     from nbgrader.api import Gradebook, MissingEntry
 
     from grader.classroom import engine_grading
@@ -98,7 +100,7 @@ def start_gradings(root: Path, assignment: str, students: list[str], grades) -> 
         try:
             notebooks = [n.name for n in gb.find_assignment(assignment).notebooks]
         except MissingEntry:
-            return  # the converter says what is wrong
+            return []  # the converter says what is wrong
     names = {n: {e for e, _ in engine_grading.test_cells(coursedir.db_url, n, assignment).values() if e}
              for n in notebooks}
     found = []
@@ -110,7 +112,7 @@ def start_gradings(root: Path, assignment: str, students: list[str], grades) -> 
             except (OSError, ValueError):
                 continue
             found += [(name, answers[name]) for name in sorted(exercises & answers.keys())]
-    grades.submit_all(found)  # all at once: the answers of one exercise are graded in batches
+    return grades.submit_all(found)  # all at once: the answers of one exercise are graded in batches
 
 
 def autograde_one(root: str, assignment: str, student: str, force: bool = True) -> dict:
@@ -147,15 +149,45 @@ def autograde(root: Path, assignment: str, students: list[str] | None = None, wo
     with answers.ClassGrades(workers) as grades:
         engine_grading.SHARED = grades
         try:
-            start_gradings(root, assignment, students, grades)
+            pending = start_gradings(root, assignment, students, grades)
             console.print(f"Grading {len(students)} submission(s) with the grading engine, no notebook run: "
                           f"{grades.distinct} distinct answer(s) among {grades.asked}, each graded once, "
                           f"in batches of up to {answers.BATCH_SIZE} per exercise, "
                           f"{workers or answers.default_jobs()} at once.")
-            done = (autograde_one(str(root), assignment, s, force) for s in students)
-            return _show(done, len(students), assignment, console, progress)
+            with _converters(len(students), pending) as convert:
+                done = convert(autograde_one, [(str(root), assignment, s, force) for s in students])
+                return _show(done, len(students), assignment, console, progress)
         finally:
             engine_grading.SHARED = None
+
+
+@contextlib.contextmanager
+def _converters(submissions: int, pending: list):
+    """A way to run nbgrader's converter over the submissions: `convert(fn, argument tuples)` yields the results
+    as they come. Where processes can fork (Linux), once every answer started here is graded, one process per
+    core runs converters (they read and write the gradebook, which waits for a busy writer: SQLITE_BUSY_SECONDS),
+    each with the grades already made; the converters were one core's work after the gradings ended. Elsewhere,
+    or for one submission, this process runs them one after another while the gradings go on."""
+    import multiprocessing
+    import os
+    from concurrent.futures import ProcessPoolExecutor, as_completed, wait
+
+    processes = min(submissions, os.cpu_count() or 1)
+    if processes < 2 or "fork" not in multiprocessing.get_all_start_methods() or not sys.platform.startswith("linux"):
+        yield lambda fn, calls: (fn(*args) for args in calls)
+        return
+    wait(pending)  # the forks get these grades as made; an answer they lack, they grade themselves
+    with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"),
+                             initializer=_after_fork) as pool:
+        yield lambda fn, calls: (f.result() for f in as_completed([pool.submit(fn, *args) for args in calls]))
+
+
+def _after_fork() -> None:
+    """In a converter process: its own threads and lock for the grades it may still have to make."""
+    from grader.classroom import engine_grading
+
+    if engine_grading.SHARED is not None:
+        engine_grading.SHARED.after_fork()
 
 
 def _finished(futures: dict, as_completed):
