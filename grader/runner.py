@@ -135,13 +135,53 @@ def _grade(exercise: Exercise, submission: Path, device: str | None = None) -> G
                       "timeout": exercise.timeout, "cwd": os.getcwd()})
             for family, spec in process_specs(exercise, device)]
     for (family, job), answer in zip(jobs, daemon.submit(jobs)):
-        if "error" in answer:
-            answer = {"results": [{"check": "(grader process)", "leg": job["spec"], "outcome": "failed",
-                                   "message": f"the grader could not run: {answer['error']}"}]}
-        if answer.get("isolation"):
-            result.isolation.append({"spec": job["spec"], **answer["isolation"]})
-        for r in answer["results"]:
-            trace = tuple(tuple(f) for f in r.get("trace") or () if isinstance(f, list) and len(f) == 3)
-            result.results.append(CheckResult(r["check"], r["leg"] or "-", r["outcome"],
-                                              limits.explain(r["message"] or ""), trace, r.get("output") or ""))
+        _add(result, job["spec"], answer)
     return result
+
+
+def grade_many(exercise: Exercise, submissions: list[Path]) -> list[Grade]:
+    """Grade several submissions of one exercise on every leg, as grade() grades each: where the host allows
+    (grader.batch.supported), one worker per leg family collects the checks once and grades each submission in
+    a process of its own; elsewhere, or for a submission its batch did not report, one grading each."""
+    from grader import batch
+
+    submissions = [Path(s).resolve() for s in submissions]
+    specs = process_specs(exercise)
+    base = {"grader": str(exercise.grader_file), "timeout": exercise.timeout, "cwd": os.getcwd()}
+    jobs = [(family, {**base, "spec": spec, "submissions": [str(s) for s in submissions]})
+            for family, spec in specs if batch.supported(family) and len(submissions) > 1]
+    answers: list[dict[str, dict]] = [{} for _ in submissions]  # per submission: {spec: its process's answer}
+    redo: set[int] = set()
+    for (_, job), reply in zip(jobs, daemon.submit(jobs) if jobs else []):
+        for i, answer in enumerate(reply.get("answers") or [reply] * len(submissions)):
+            if "error" in answer or answer.get("unreported"):
+                redo.add(i)  # graded again on its own, every leg family
+            else:
+                answers[i][job["spec"]] = answer
+    grades = []
+    for i, submission in enumerate(submissions):
+        if i in redo:
+            grades.append(_grade(exercise, submission))
+            continue
+        single = [(family, {**base, "spec": spec, "submission": str(submission)})
+                  for family, spec in specs if spec not in answers[i]]
+        for (_, job), answer in zip(single, daemon.submit(single) if single else []):
+            answers[i][job["spec"]] = answer
+        grade = Grade(exercise, submission)
+        for _, spec in specs:  # in the order grade() adds them
+            _add(grade, spec, answers[i][spec])
+        grades.append(grade)
+    return grades
+
+
+def _add(result: Grade, spec: str, answer: dict) -> None:
+    """Add one grading process's answer (its results, or why it could not run) to `result`."""
+    if "error" in answer:
+        answer = {"results": [{"check": "(grader process)", "leg": spec, "outcome": "failed",
+                               "message": f"the grader could not run: {answer['error']}"}]}
+    if answer.get("isolation"):
+        result.isolation.append({"spec": spec, **answer["isolation"]})
+    for r in answer["results"]:
+        trace = tuple(tuple(f) for f in r.get("trace") or () if isinstance(f, list) and len(f) == 3)
+        result.results.append(CheckResult(r["check"], r["leg"] or "-", r["outcome"],
+                                          limits.explain(r["message"] or ""), trace, r.get("output") or ""))

@@ -74,7 +74,7 @@ def use_fork() -> bool:
 #: The grader's modules a worker runs (graders under checks/ are imported fresh by each worker, and the
 #: front ends never run in one): a zygote older than any of them is stale.
 WORKER_MODULES = ("__init__", "plugin", "expect", "instruments", "integrity", "submission", "legs", "limits",
-                  "sandbox", "workers", "audit", "learner_values", "policy", "course", "lazy_dynamo")
+                  "sandbox", "workers", "audit", "learner_values", "policy", "course", "lazy_dynamo", "batch")
 
 
 def code_digest() -> str:
@@ -169,11 +169,22 @@ def _run(job: dict, wfd: int, token: str, exit_code: int) -> None:
 
         from grader import integrity, plugin
 
-        integrity.guard_processes()
+        if "submissions" not in job:  # a batch worker runs no learner code: each answer process counts its own
+            integrity.guard_processes()
         _limit_host_memory(job["spec"])
         if _isolation is None and _private_dir is not None:
             _confine(_private_dir)  # CUDA has started (_confine_soon)
         _one_cpu_thread()
+        if "submissions" in job:  # many answers of one exercise, one collection (grader.batch)
+            from grader import batch
+
+            batch.set_not_dumpable()
+            family = "sim" if legs.is_simulated(job["spec"]) else "real"
+            loop = batch.BatchLoop(job, send, wfd, family)
+            rc = pytest.main(_pytest_args({**job, "submission": job["submissions"][0]}),
+                             plugins=[plugin, pytest_timeout, loop])
+            send({"end": int(rc)})
+            _exit(exit_code)
         isolation = _isolation or sandbox.Isolation(False, "this grading process was not confined (a grader bug)")
         send({"isolation": isolation.how, "isolated": isolation.available})  # before "collected" (judge)
         rc = pytest.main(_pytest_args(job), plugins=[plugin, pytest_timeout, plugin.ChannelReporter(send)])
@@ -395,18 +406,25 @@ class Zygote:
             spare, self.spare = self.spare, Spare(self.family)
             rfd, ofd, private = spare.rfd, os.dup(spare.out_fd), spare.private
             pid = spare.start(job, token, exit_code)
+        # A batch worker (grader.batch) reports after each record of its answer processes; between two answers,
+        # an answer process may take START_LIMIT to start.
+        timeout = limits.wall_limit(float(job["timeout"])) + (START_LIMIT if "submissions" in job else 0)
         try:
-            lines, output, status, stopped = self._collect(pid, rfd, ofd, limits.wall_limit(float(job["timeout"])))
+            lines, output, status, stopped = self._collect(pid, rfd, ofd, timeout)
         finally:
             os.close(rfd)
             os.close(ofd)
         leftovers = self._stop_leftovers(pid)
         sandbox.remove(private)  # once nothing of the worker runs
+        if "submissions" in job:
+            from grader import batch
+
+            return batch.judge_batch(lines, token, stopped, leftovers, output, job)
         return judge(lines, token, exit_code, status, stopped, leftovers, output, job)
 
-    def _collect(self, pid: int, rfd: int, ofd: int, timeout: float):
+    def _collect(self, pid: int, rfd: int, ofd: int, timeout: float, on_record=None):
         """Read the worker's records (and the end of its output) until it ends; stop it when a check overruns
-        or it never starts."""
+        or it never starts. `on_record`: called on each chunk of records (a batch worker's sign of life)."""
         sel = selectors.DefaultSelector()
         for fd in (rfd, ofd):
             os.set_blocking(fd, False)
@@ -428,6 +446,8 @@ class Zygote:
                     elif chunk:
                         buf += chunk
                         last = time.monotonic()
+                        if on_record is not None:
+                            on_record()
                         started = started or b'"collected"' in buf
             done, st = os.waitpid(pid, os.WNOHANG)
             if done:

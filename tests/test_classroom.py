@@ -24,6 +24,7 @@ import pytest
 
 from grader import ROOT, course
 from grader.classroom import blocks, isolation, kernel, report, source
+from tests.test_batch import ATTACK as BATCH_ATTACK
 
 BIN = Path(sys.executable).parent
 ASSIGNMENT = "part1-where-tensors-live"
@@ -126,6 +127,11 @@ def deleted(nb):  # the first code cell and every cell of masked_mean but its ex
         "setup", "masked_mean-answer", "masked_mean-check", "masked_mean-accelerator", "masked_mean-copies")]
 
 
+def batchmate(nb):  # masked_mean's answer, graded first in its batch, rewrites the class's other answers (test_batch)
+    answer(nb, NB, fixed(NB))
+    answer(nb, MM, BATCH_ATTACK)
+
+
 def _pts(ex, block):
     return next(b.points for b in SPLIT[ex.name] if b.name == block)
 
@@ -147,6 +153,7 @@ ATTACKS = {  # learner -> (edit, what the answers deserve): graded by ours only 
     "gradebook": (writes_the_gradebook, lambda: 1),
     "prints": (prints_passed, lambda: 1),
     "deleted": (deleted, lambda: 1),
+    "batchmate": (batchmate, lambda: 1),  # and the honest learners, graded after it, score as with stock
 }
 LEARNERS = {**HONEST, **ATTACKS}
 

@@ -9,9 +9,10 @@ engine and writes each test cell's verdict as its output. The student's notebook
 adds, an input transformer or a helper it redefines changes nothing; a test cell it edits or deletes is
 restored from the gradebook first (engine_grading.RestoreCells).
 
-Where the time goes: the engine's gradings (grader.classroom.answers: each distinct answer once, several
-at once, in the host's warm grading processes); this process starts them all before it runs the first
-converter, then runs the converters one after another while the gradings go on.
+Where the time goes: the engine's gradings (grader.classroom.answers: each distinct answer once, the answers
+of an exercise in batches, several at once, in the host's warm grading processes), and nbgrader's converter
+for each submission (mostly its gradebook reads and writes); this process starts every grading before it runs
+the first converter, then runs the converters one after another while the gradings go on.
 
 On a cluster: `--scheduler ADDRESS` sends one task per submission to a running Dask scheduler (e.g.
 dask-jobqueue's SLURMCluster on GPU nodes; the course folder must be at the same path on every worker); each
@@ -21,24 +22,26 @@ task grades through its node's warm grading processes.
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from pathlib import Path
 
 import nbformat
 
 SQLITE_BUSY_SECONDS = 120
-#: nbgrader's sanitizing steps, with OverwriteCells' subclass that puts back every deleted test cell.
+#: nbgrader's sanitizing steps, with OverwriteCells' subclass that puts back every deleted test cell and
+#: CheckCellMetadata's that builds the metadata schema's validator once (grader.classroom.metadata).
 SANITIZE_STEPS = [
     "nbgrader.preprocessors.ClearOutput", "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec", "grader.classroom.engine_grading.RestoreCells",
-    "nbgrader.preprocessors.CheckCellMetadata",
+    "grader.classroom.metadata.CheckCellMetadataOnce",
 ]
 #: nbgrader's autograde pipeline with the notebook's execution replaced by the engine's grading.
 AUTOGRADE_STEPS = [
     "grader.classroom.engine_grading.GradeAnswers", "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor", "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades", "nbgrader.preprocessors.AssignLatePenalties",
-    "nbgrader.preprocessors.CheckCellMetadata",
+    "grader.classroom.metadata.CheckCellMetadataOnce",
 ]
 
 
@@ -84,9 +87,10 @@ def create_students(root: Path, students: list[str]) -> None:
             gb.update_or_create_student(s)
 
 
-def start_gradings(root: Path, assignment: str, students: list[str], grades) -> None:
-    """Start grading every answer of every submission now, so that the engine works while the converters run.
-    Only a head start: the converter grades what its sanitized notebook holds, through the same `grades`."""
+def start_gradings(root: Path, assignment: str, students: list[str], grades) -> list:
+    """Start grading every answer of every submission now; their futures. Only a head start: the converter
+    grades what its sanitized notebook holds, through the same `grades` (an answer not started here is graded
+    then)."""
     from nbgrader.api import Gradebook, MissingEntry
 
     from grader.classroom import engine_grading
@@ -96,9 +100,10 @@ def start_gradings(root: Path, assignment: str, students: list[str], grades) -> 
         try:
             notebooks = [n.name for n in gb.find_assignment(assignment).notebooks]
         except MissingEntry:
-            return  # the converter says what is wrong
+            return []  # the converter says what is wrong
     names = {n: {e for e, _ in engine_grading.test_cells(coursedir.db_url, n, assignment).values() if e}
              for n in notebooks}
+    found = []
     for student in students:
         for notebook, exercises in names.items():
             path = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment)) / f"{notebook}.ipynb"
@@ -106,8 +111,8 @@ def start_gradings(root: Path, assignment: str, students: list[str], grades) -> 
                 answers = engine_grading.answer_cells(nbformat.read(path, as_version=4))
             except (OSError, ValueError):
                 continue
-            for name in exercises & answers.keys():
-                grades.submit(name, answers[name])
+            found += [(name, answers[name]) for name in sorted(exercises & answers.keys())]
+    return grades.submit_all(found)  # all at once: the answers of one exercise are graded in batches
 
 
 def autograde_one(root: str, assignment: str, student: str, force: bool = True) -> dict:
@@ -144,14 +149,45 @@ def autograde(root: Path, assignment: str, students: list[str] | None = None, wo
     with answers.ClassGrades(workers) as grades:
         engine_grading.SHARED = grades
         try:
-            start_gradings(root, assignment, students, grades)
+            pending = start_gradings(root, assignment, students, grades)
             console.print(f"Grading {len(students)} submission(s) with the grading engine, no notebook run: "
                           f"{grades.distinct} distinct answer(s) among {grades.asked}, each graded once, "
+                          f"in batches of up to {answers.BATCH_SIZE} per exercise, "
                           f"{workers or answers.default_jobs()} at once.")
-            done = (autograde_one(str(root), assignment, s, force) for s in students)
-            return _show(done, len(students), assignment, console, progress)
+            with _converters(len(students), pending) as convert:
+                done = convert(autograde_one, [(str(root), assignment, s, force) for s in students])
+                return _show(done, len(students), assignment, console, progress)
         finally:
             engine_grading.SHARED = None
+
+
+@contextlib.contextmanager
+def _converters(submissions: int, pending: list):
+    """A way to run nbgrader's converter over the submissions: `convert(fn, argument tuples)` yields the results
+    as they come. Where processes can fork (Linux), once every answer started here is graded, one process per
+    core runs converters (they read and write the gradebook, which waits for a busy writer: SQLITE_BUSY_SECONDS),
+    each with the grades already made; the converters were one core's work after the gradings ended. Elsewhere,
+    or for one submission, this process runs them one after another while the gradings go on."""
+    import multiprocessing
+    import os
+    from concurrent.futures import ProcessPoolExecutor, as_completed, wait
+
+    processes = min(submissions, os.cpu_count() or 1)
+    if processes < 2 or "fork" not in multiprocessing.get_all_start_methods() or not sys.platform.startswith("linux"):
+        yield lambda fn, calls: (fn(*args) for args in calls)
+        return
+    wait(pending)  # the forks get these grades as made; an answer they lack, they grade themselves
+    with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"),
+                             initializer=_after_fork) as pool:
+        yield lambda fn, calls: (f.result() for f in as_completed([pool.submit(fn, *args) for args in calls]))
+
+
+def _after_fork() -> None:
+    """In a converter process: its own threads and lock for the grades it may still have to make."""
+    from grader.classroom import engine_grading
+
+    if engine_grading.SHARED is not None:
+        engine_grading.SHARED.after_fork()
 
 
 def _finished(futures: dict, as_completed):

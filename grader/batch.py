@@ -1,0 +1,170 @@
+"""Many answers to one exercise graded by one worker: pytest starts and collects the checks once, then each answer
+runs in a fork of its own (a class's answers, grader.classroom.answers).
+
+A worker spends most of a small exercise's grading before any learner code runs: pytest's start, importing the
+check module, collecting its checks, and the baseline the plugin takes of them (about 0.07 s of CPU of 0.1 to
+0.3 s on the real legs; benchmarks/results/classroom_autograde.md). A *batch worker* does that once, then, for
+each answer in turn, forks an *answer process* that grades that answer alone and ends. The batch worker itself
+never runs learner code: it judges each answer process from what it can vouch for, exactly as a zygote judges a
+worker (grader.workers: the check list sent before learner code ran, one result per check, the token, the
+exit code), stops what the answer's code left running, and sends the verdict on. What one answer cannot do to
+another of its batch:
+
+* change its memory: each runs in its own process, forked from the batch worker before any learner code, one
+  after the other (the next one starts once everything the last one started is stopped);
+* write where the next one reads: each confines itself into a Landlock domain of its own, nested in the batch
+  worker's (grader.sandbox), with a private folder of its own, removed after it;
+* reach the batch worker: the batch worker's channel is closed in the answer process before learner code runs,
+  the batch worker is not dumpable (its memory and descriptors cannot be opened through /proc by its
+  children), and Landlock refuses tracing or signalling a process outside the answer's own domain;
+* use up a limit of the next one: the process limit (grader.integrity.guard_processes) is counted per answer
+  process, and pytest's output capture is started afresh in each.
+
+Where CUDA would start in the batch worker (the real legs on a machine with NVIDIA GPUs), an answer process could
+not use it after the fork: such answers are graded one worker each, as before (`supported`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+
+from grader import legs, limits, sandbox
+
+_exit = os._exit
+_fork = getattr(os, "fork", None)
+
+
+def supported(family: str) -> bool:
+    """Whether a batch worker of this family may grade answers in forks: fork mode, and no CUDA in the family
+    (the simulated family hides the GPUs)."""
+    from grader import workers
+
+    return workers.use_fork() and (family == "sim" or not workers._has_nvidia_gpus())
+
+
+def set_not_dumpable() -> None:
+    """Make this process's memory and descriptors unreadable through /proc to processes of its user that are not
+    root (PR_SET_DUMPABLE 0): an answer process cannot read the batch's token or write to its channel."""
+    import ctypes
+
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+
+
+class BatchLoop:
+    """pytest plugin of a batch worker: after the one collection, grade each of `job["submissions"]` in an answer
+    process of its own (instead of pytest's own test loop, which runs only in the answer processes)."""
+
+    def __init__(self, job: dict, send, channel: int, family: str):
+        self.job, self.send, self.channel, self.family = job, send, channel, family
+        self.pid = os.getpid()
+
+    def pytest_runtestloop(self, session):
+        if os.getpid() != self.pid or session.testsfailed:
+            return None  # in an answer process: pytest's own loop; a check module that failed to import: say so
+        from grader import workers
+
+        self.send({"collected": [_check_and_leg(item.nodeid) for item in session.items]})
+        judge_here = workers.Zygote(self.family, None, set())  # its _collect and _stop_leftovers; a subreaper
+        for index, submission in enumerate(self.job["submissions"]):
+            self.send({"alive": index})
+            graded = self._grade_one(session, judge_here, submission, index)
+            self.send({"answer": index, "graded": graded})
+        return True
+
+    def _grade_one(self, session, judge_here, submission: str, index: int) -> dict:
+        from grader import workers
+
+        token, exit_code = secrets.token_hex(16), 64 + secrets.randbelow(60)
+        rfd, wfd = os.pipe()
+        ofd, owfd = os.pipe()
+        private = sandbox.private_folder()  # inside the batch worker's own private folder
+        pid = _fork()
+        if pid == 0:
+            try:
+                os.close(rfd)
+                os.close(ofd)
+                os.close(self.channel)  # the batch's channel: nothing of this answer may reach it
+                _answer_process(session, submission, private, wfd, owfd, token, exit_code, self.family)
+            finally:
+                _exit(70)
+        os.close(wfd)
+        os.close(owfd)
+        try:
+            lines, output, status, stopped = judge_here._collect(
+                pid, rfd, ofd, limits.wall_limit(float(self.job["timeout"])),
+                on_record=lambda: self.send({"alive": index}))
+        finally:
+            os.close(rfd)
+            os.close(ofd)
+        leftovers = judge_here._stop_leftovers(pid)
+        sandbox.remove(private)
+        return workers.judge(lines, token, exit_code, status, stopped, leftovers, output, self.job)
+
+
+def _answer_process(session, submission: str, private, wfd: int, out_fd: int, token: str, exit_code: int,
+                    family: str) -> None:
+    """Body of an answer process: start afresh what is per answer, then pytest's own test loop. Never returns."""
+    from grader import integrity, workers
+
+    config = session.config
+    capture = config.pluginmanager.getplugin("capturemanager")
+    capture.stop_global_capturing()  # its files are the batch worker's: this answer's output goes to its own
+    workers._start_worker(out_fd)
+    capture.start_global_capturing()
+    capture.suspend_global_capture()  # as between two checks
+    isolation = sandbox.confine(private)  # a Landlock domain of its own, inside the batch worker's
+    integrity.guard_processes()  # its own count, and the batch worker may not be signalled
+    if legs.is_simulated(config.getoption("device")):
+        from grader.simulated import reset_after_fork
+
+        reset_after_fork()
+
+    def send(record: dict) -> None:
+        data = (workers._dumps({**record, "token": token}) + "\n").encode()
+        while data:
+            data = data[workers._write(wfd, data):]
+
+    try:
+        config.option.submission = submission
+        config._devcourse_pid = os.getpid()
+        config._devcourse_send = send
+        send({"isolation": isolation.how, "isolated": isolation.available})
+        send({"collected": [_check_and_leg(item.nodeid) for item in session.items]})
+        config.hook.pytest_runtestloop(session=session)
+        send({"end": 0})
+    except BaseException as exc:  # noqa: BLE001 - whatever happened, the batch worker must hear of it
+        with contextlib.suppress(BaseException):
+            send({"error": f"{type(exc).__name__}: {exc}"})
+        _exit(70)
+    _exit(exit_code)
+
+
+def _check_and_leg(nodeid: str):
+    from grader.plugin import _check_and_leg as split
+
+    return split(nodeid)
+
+
+def judge_batch(lines, token: str, stopped, leftovers: int, tail: str, job: dict) -> dict:
+    """The answers of a batch job, from its batch worker's records (stamped with its token). An answer it never
+    reported (the batch worker died or was stopped) comes back with `unreported`, to be graded on its own."""
+    import json
+
+    graded: dict[int, dict] = {}
+    count = len(job["submissions"])
+    for line in lines:
+        with contextlib.suppress(ValueError, TypeError, AttributeError):
+            rec = json.loads(line)
+            if rec.pop("token", None) == token and "answer" in rec:
+                index = rec["answer"]
+                if isinstance(index, int) and 0 <= index < count and index not in graded:
+                    graded[index] = rec["graded"]
+    why = stopped or (f"the batch worker ended after {len(graded)} of {count} answers: "
+                      f"{tail.strip().splitlines()[-1] if tail.strip() else 'no output'}")
+    missing = {"unreported": why, "isolation": None, "results": [
+        {"check": "(grader process)", "leg": job["spec"], "outcome": "failed", "seconds": 0,
+         "message": f"the grader could not run: {why}"}]}
+    return {"answers": [graded.get(i, missing) for i in range(count)], "leftovers": leftovers}
