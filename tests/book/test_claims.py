@@ -895,12 +895,14 @@ def test_torchrun_sets_the_process_environment(tmp_path):
     import subprocess
     import sys
     script = tmp_path / "show_env.py"
-    script.write_text("import os\nprint(*(os.environ[k] for k in ('RANK', 'LOCAL_RANK', 'WORLD_SIZE', 'MASTER_ADDR',"
-                      " 'MASTER_PORT')), flush=True)\n")
-    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node=2", "--standalone", str(script)],
+    # One file per process: two processes printing to one pipe can interleave their lines.
+    script.write_text("import os, pathlib, sys\nvalues = [os.environ[k] for k in ('RANK', 'LOCAL_RANK', 'WORLD_SIZE', "
+                      "'MASTER_ADDR', 'MASTER_PORT')]\n"
+                      "(pathlib.Path(sys.argv[1]) / f'rank{values[0]}.txt').write_text(' '.join(values))\n")
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node=2", "--standalone", str(script), str(tmp_path)],
                           capture_output=True, text=True, timeout=300, env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
     assert done.returncode == 0, done.stderr[-2000:]
-    rows = sorted(line.split() for line in done.stdout.splitlines() if line.strip())
+    rows = sorted(f.read_text().split() for f in tmp_path.glob("rank*.txt"))
     assert [r[:3] for r in rows] == [["0", "0", "2"], ["1", "1", "2"]]
     assert all(r[3] and r[4].isdigit() for r in rows) and rows[0][3:] == rows[1][3:]
 
