@@ -2,6 +2,7 @@
 and the grading processes must keep working afterwards. Each test grades a real file through the runner."""
 
 import dataclasses
+import re
 import textwrap
 
 import pytest
@@ -206,7 +207,7 @@ def test_a_process_left_running(tmp_path):
                 time.sleep(600)
             return _right(x, lengths)
     """)
-    assert "left 4 process(es) running" in messages(g)
+    assert re.search(r"left \d+ process\(es\) running", messages(g)), messages(g)
 
 
 def test_a_huge_allocation(tmp_path):

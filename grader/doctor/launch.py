@@ -156,6 +156,11 @@ def _message(outcome: str, timeout: float, output: str) -> str:
     if outcome == "output-limit":
         return (f"The script printed more than {limits.OUTPUT_LIMIT // 2**20} MiB, the doctor's output limit: print a "
                 "little (a loss every few hundred steps), not whole tensors or every step.")
+    if outcome == "killed" and "terminate called" in output:
+        return ("The script's process ended inside PyTorch's C++ code (\"terminate called\"): this happens when the "
+                "doctor stops a script at its time limit in the middle of a backward pass on the simulated "
+                "accelerator, a known bug of the doctor, not of your script. Rerun with a larger --timeout, or "
+                "with --steps if the script uses an optimizer or a DataLoader.")
     if outcome == "killed":
         return ("The script's process was killed (out of memory?): the doctor allows "
                 f"{limits.describe_memory()}.")

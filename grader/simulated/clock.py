@@ -100,7 +100,7 @@ def queue_h2d(idx, dst_data, src):
 
 
 def _version(t):
-    return None if t.is_inference() else t._version
+    return None if getattr(t, "is_inference", bool)() else t._version
 
 
 def settle_h2d(idx=None):

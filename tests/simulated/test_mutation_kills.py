@@ -505,8 +505,8 @@ def test_record_event_records_the_given_event_or_a_new_one():
     assert repr(e) == "torch.Event device_type=sim, device_index=1, recorded=True" and e.device == torch.device("sim:1")
     made = s.record_event()
     assert made is not e and isinstance(made, st.SimEvent) and made._time is not None
-    on1 = torch.Event(device="sim:1")
-    assert on1.device == torch.device("sim:1") and on1._idx == 1
+    on1 = torch.Event(device="sim:1")  # keeps the type only, as CUDA's does (recorded in the fidelity tables)
+    assert on1.device == torch.device("sim")
 
 
 def test_an_error_inside_a_stream_context_is_not_swallowed_and_the_stream_is_restored():
