@@ -20,7 +20,10 @@ RULE = "every step of training must run on the device fit is given"
 
 def draw():
     n, f, c = random.randint(300, 500), random.randint(4, 8), random.randint(3, 5)
-    y = torch.cat([torch.arange(c), torch.randint(0, c, (n - c,))])[torch.randperm(n)]  # every class appears
+    # Every class appears, and their sizes differ (halving from one class to the next) so that the class
+    # weights change the loss well beyond the check's tolerance: with even classes they are all near 1.
+    skew = torch.multinomial(0.5 ** torch.arange(c, dtype=torch.float), n - c, replacement=True)
+    y = torch.cat([torch.arange(c), skew])[torch.randperm(n)]
     x = torch.randn(n, f) * torch.rand(f) * 4 + torch.randn(f) * 3  # features far from standard
     return x, y, random.randint(30, 45)
 
