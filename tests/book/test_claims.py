@@ -8,8 +8,10 @@ nothing, so editing a cell without recording it again unbacks its claims.
 """
 
 import ast
+import importlib.util
 import json
 import operator
+import pathlib
 import re
 import tomllib
 
@@ -24,7 +26,10 @@ from tests.book.pages import PAGES, PAGES_WITHOUT_CODE, current_records, stored_
 LEDGER = tomllib.loads((ROOT / "tests" / "book" / "claims.toml").read_text())
 CLAIMS = LEDGER["claims"]
 MARKER = re.compile(r"<!--\s*claim:\s*([\w-]+)\s*-->")
-BACKINGS = ("shows", "glued", "test")
+BACKINGS = ("shows", "glued", "test", "awaits")
+# Hardware none of the book's recording machines has; a claim only it can show `awaits` it (see below).
+HARDWARE = {"mps": "an Apple Silicon Mac (MPS)", "rocm": "an AMD GPU with PyTorch for ROCm",
+            "xpu": "an Intel GPU with PyTorch for XPU", "npu": "an Ascend NPU with torch_npu"}
 
 
 def markers() -> list[tuple[str, int, str]]:
@@ -56,6 +61,14 @@ def test_the_entry_names_a_backing(cid):
         assert entry.get("page"), f"claim {cid}: shows/glued need the page whose record backs it"
     if "test" in entry:
         assert callable(globals().get(entry["test"])), f"claim {cid}: tests/book/test_claims.py has no {entry['test']}"
+    if "awaits" in entry:
+        unknown = [h for h in as_list(entry["awaits"]) if h not in HARDWARE]
+        assert not unknown, f"claim {cid}: awaits unknown hardware {unknown} (one of {sorted(HARDWARE)})"
+        assert "source" in entry, f"claim {cid}: a claim that awaits hardware names the source line that makes it"
+    if "source" in entry or "quote" in entry:
+        sources, quotes = as_list(entry.get("source")), as_list(entry.get("quote"))
+        assert sources and quotes and (len(sources) == 1 or len(sources) == len(quotes)), \
+            f"claim {cid}: quotes for one source, or one quote per source"
 
 
 def recorded_outputs(page_stem: str) -> tuple[list[str], dict[str, float], dict]:
@@ -856,7 +869,8 @@ def test_mps_tensor_on_a_build_without_mps():
 def test_device_modules_mirror_cuda():
     assert all(callable(getattr(torch.mps, name)) for name in
                ("synchronize", "empty_cache", "current_allocated_memory", "driver_allocated_memory", "manual_seed"))
-    assert isinstance(torch.mps.event.Event, type)
+    assert isinstance(torch.mps.event.Event, type) and torch.mps.Event is torch.mps.event.Event
+    assert torch.device("xpu").type == "xpu"
     assert all(callable(getattr(torch.xpu, name)) for name in ("is_available", "synchronize", "memory_allocated"))
     assert all(callable(getattr(torch.accelerator, name)) for name in
                ("synchronize", "device_count", "current_device_index", "set_device_index", "device_index",
@@ -1011,3 +1025,158 @@ def test_weights_only_load_refuses_code_and_takes_state_dicts():
     torch.save(torch.nn.Linear(2, 2).state_dict(), state)
     state.seek(0)
     assert set(torch.load(state, weights_only=True)) == {"weight", "bias"}
+
+
+# Claims only hardware the book is never recorded on can show (an Apple GPU, an AMD or Intel GPU, an Ascend
+# NPU). Such an entry `awaits` that hardware and names, in `source` ("owner/repo@commit:path") and `quote` (a
+# regular expression), the line of PyTorch (or of the vendor's package) that makes the behaviour. The few
+# lines quoted are committed in tests/book/sources/<owner>/<repo>/<path>.txt, with repo, commit and path in
+# their header. The quote must match the excerpt; the claim is then reported as a skip that names its markers,
+# never as a pass, until a run on that hardware backs it (tools/pending_gpu_claims.py has the code to run).
+# `source` may also corroborate a claim that a test or a record backs, without `awaits`.
+
+SOURCES = ROOT / "tests" / "book" / "sources"
+SOURCE_SPEC = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)@(?P<commit>[0-9a-f]{40}):(?P<path>\S+)$")
+GAP = "[...]\n"  # stands for the lines an excerpt leaves out
+
+
+def as_list(value) -> list:
+    return value if isinstance(value, list) else [] if value is None else [value]
+
+
+def read_excerpt(spec: str) -> tuple[dict, str]:
+    """The excerpt a `source` names, checked against its header: (repo, commit, path), and its text."""
+    where = SOURCE_SPEC.match(spec)
+    assert where, f"source {spec!r} is not owner/repo@<40-hex commit>:path"
+    file = SOURCES / where["repo"] / f"{where['path']}.txt"
+    assert file.exists(), f"no excerpt {file.relative_to(ROOT)} for {spec}"
+    header, _, body = file.read_text().partition("\n----\n")
+    fields = dict(re.findall(r"^# (repo|commit|path): (\S+)$", header, re.M))
+    assert fields == where.groupdict(), f"{file.relative_to(ROOT)}'s header says {fields}, the ledger {spec}"
+    return where.groupdict(), body
+
+
+def quoted_lines(entry: dict) -> list[tuple[str, str]]:
+    """(source, quote) pairs: every quote against a single source, else the n-th quote against the n-th source."""
+    sources, quotes = as_list(entry["source"]), as_list(entry["quote"])
+    return [(sources[0], q) for q in quotes] if len(sources) == 1 else list(zip(sources, quotes))
+
+
+def markers_of(cid: str) -> str:
+    return ", ".join(f"book/{name}:{line}" for name, line, c in markers() if c == cid)
+
+
+SOURCED = sorted(cid for cid, e in CLAIMS.items() if "source" in e)
+
+
+@pytest.mark.parametrize("cid", SOURCED)
+def test_the_source_excerpt_says_it(cid):
+    for spec, quote in quoted_lines(CLAIMS[cid]):
+        _, body = read_excerpt(spec)
+        assert re.search(quote, body), f"claim {cid}: the excerpt of {spec} does not match {quote!r}"
+
+
+def installed_copy(path: str) -> pathlib.Path | None:
+    """Where the installed torch keeps a file of its repository: its Python files, and the ATen and c10
+    headers it ships under torch/include."""
+    package = pathlib.Path(torch.__file__).parent
+    if path.startswith("torch/"):
+        return package.parent / path
+    if path.startswith(("aten/src/", "c10/")) and path.endswith(".h"):
+        return package / "include" / path.removeprefix("aten/src/")
+    return None
+
+
+EXCERPTS = sorted({spec for e in CLAIMS.values() for spec in as_list(e.get("source"))})
+# Excerpts read at the commit this torch was built from, of files its package ships (the 2.13 CPU wheel here).
+OF_THIS_TORCH = [spec for spec in EXCERPTS if spec.startswith(f"pytorch/pytorch@{torch.version.git_version}:")
+                 and installed_copy(spec.split(":", 1)[1]) is not None]
+
+
+@pytest.mark.parametrize("spec", OF_THIS_TORCH)
+def test_an_excerpt_of_this_torch_is_in_its_files(spec):
+    """An excerpt of this torch's own commit is compared with the installed file itself."""
+    where, body = read_excerpt(spec)
+    installed = installed_copy(where["path"])
+    text = installed.read_text()
+    missing = [part for part in body.split(GAP) if part not in text]
+    assert not missing, f"{installed} does not contain the excerpt's lines {missing}"
+
+
+def test_every_excerpt_is_quoted():
+    quoted = {SOURCES / spec.split("@")[0] / f"{spec.split(':', 1)[1]}.txt" for spec in EXCERPTS}
+    orphans = sorted(str(f.relative_to(ROOT)) for f in SOURCES.rglob("*.txt") if f not in quoted)
+    assert not orphans, f"excerpts no claim quotes: {orphans}"
+
+
+def pending_claims() -> dict[str, str]:
+    """Claim id -> the function of tools/pending_gpu_claims.py that would show it."""
+    spec = importlib.util.spec_from_file_location("pending_gpu_claims", ROOT / "tools" / "pending_gpu_claims.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return {cid: name for name, item in module.PENDING.items() for cid in item.backs}
+
+
+AWAITING = sorted(cid for cid, e in CLAIMS.items() if "awaits" in e)
+
+
+@pytest.mark.parametrize("cid", AWAITING)
+def test_a_claim_awaiting_hardware_is_reported(cid):
+    """Its source must say it and a pending function must be ready to show it; then it is a skip, never a pass."""
+    entry = CLAIMS[cid]
+    test_the_source_excerpt_says_it(cid)
+    assert cid in pending_claims(), f"claim {cid}: no function of tools/pending_gpu_claims.py backs it"
+    hardware = " or ".join(HARDWARE[h] for h in as_list(entry["awaits"]))
+    pytest.skip(f"awaits a run on {hardware}: {markers_of(cid)} ({entry['says']})")
+
+
+# mps-and-accelerators.md, continued: what this CPU build can show of the claims above.
+
+def test_numpy_float_defaults_are_float64():
+    assert numpy.random.rand(2).dtype == numpy.linspace(0, 1, 3).dtype == numpy.array([0.5, 1.5]).dtype == numpy.float64
+    assert torch.from_numpy(numpy.random.rand(2)).dtype == torch.float64
+
+
+def test_warn_once_can_be_made_to_warn_always():
+    """TORCH_WARN_ONCE (here torch.cholesky's deprecation) warns once per process, whatever Python's warning
+    filter, and every time after torch.set_warn_always(True); a process of its own, as the once is for good."""
+    _in_a_fresh_process("""
+        import warnings, torch
+
+        def warnings_of_three_calls():
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                for _ in range(3):
+                    torch.cholesky(torch.eye(2))
+            return len(caught)
+
+        assert (warnings_of_three_calls(), warnings_of_three_calls()) == (1, 0)
+        torch.set_warn_always(True)
+        assert warnings_of_three_calls() == 3
+    """)
+
+
+def test_float_sums_depend_on_order():
+    values = torch.tensor([1e8, 1.0, -1e8])
+    left_to_right = (values[0] + values[1]) + values[2]      # 1e8 + 1 rounds back to 1e8 in float32
+    reordered = (values[0] + values[2]) + values[1]
+    assert (left_to_right.item(), reordered.item()) == (0.0, 1.0)
+    many = torch.randn(100_000, generator=torch.Generator().manual_seed(0))
+    forward, backward = many.sum(), many.flip(0).cumsum(0)[-1]
+    torch.testing.assert_close(forward, backward)           # equal within a tolerance, if not bit for bit
+
+
+def test_rename_privateuse1_names_the_device_type():
+    _in_a_fresh_process("""
+        import torch
+        torch.utils.rename_privateuse1_backend("npu")
+        assert torch._C._get_privateuse1_backend_name() == "npu"
+        assert torch.device("npu:0").type == "npu" and torch.device("npu", 1).index == 1
+    """)
+    _in_a_fresh_process("""
+        import torch
+        from grader import simulated
+        simulated.install()
+        assert torch._C._get_privateuse1_backend_name() == "sim"
+        assert torch._C._dispatch_has_kernel_for_dispatch_key("aten::empty.memory_format", "PrivateUse1")
+    """)
