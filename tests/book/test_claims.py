@@ -1132,6 +1132,12 @@ def test_a_claim_awaiting_hardware_is_reported(cid):
 
 # mps-and-accelerators.md, continued: what this CPU build can show of the claims above.
 
+def test_meta_and_cpu_tensors_do_not_mix():
+    """Not only CUDA: an elementwise op between a meta and a CPU tensor is refused too (in meta's own words)."""
+    with pytest.raises(RuntimeError, match="Tensor on device cpu is not on the expected device meta!"):
+        torch.ones(2, device="meta") + torch.ones(2)
+
+
 def test_numpy_float_defaults_are_float64():
     assert numpy.random.rand(2).dtype == numpy.linspace(0, 1, 3).dtype == numpy.array([0.5, 1.5]).dtype == numpy.float64
     assert torch.from_numpy(numpy.random.rand(2)).dtype == torch.float64
