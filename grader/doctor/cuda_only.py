@@ -1,8 +1,9 @@
 """Scripts written for CUDA only: finding their lines, and reading them as the simulated device.
 
-A script that says `"cuda"`, `.cuda()` or `torch.cuda.is_available()` runs on the CPU where there is no NVIDIA
-GPU, so its device bugs stay hidden there. The doctor reports each such line (the first finding, with the
-device-agnostic rewrite), and then runs the script anyway, on the simulated accelerator, by reading CUDA as it:
+A script that says `"cuda"`, `.cuda()` or `torch.cuda.is_available()` runs on the CPU where there is no CUDA
+device (an NVIDIA GPU, or an AMD GPU under ROCm), so its device bugs stay hidden there. The doctor reports each
+such line (the first finding, with the device-agnostic rewrite), and then runs the script anyway, on the
+simulated accelerator, by reading CUDA as it:
 
 * the string `"cuda"` (the device a CUDA script computes on) is `"sim:1"`, the doctor's device; `"cuda:N"` is
   `"sim:N"`; `.cuda()` is `.to("sim:1")`, `.cuda(N)` `.to("sim:N")`;
@@ -84,12 +85,13 @@ def findings(tree: ast.AST, filename: str, lines: list[str], device: str) -> lis
     for number in sorted(by_line):
         whats = by_line[number]
         if "is_available" in whats:
-            why = ("`torch.cuda.is_available()` is False on a Mac (MPS) or any other accelerator, so this script "
-                   "runs on the CPU there")
+            why = ("`torch.cuda.is_available()` is True only where PyTorch uses CUDA (NVIDIA GPUs, and AMD GPUs "
+                   "under ROCm): on a Mac (MPS), an Intel GPU (XPU) or any other accelerator it is False, so this "
+                   "script runs on the CPU there")
         elif "method" in whats:
-            why = "`.cuda()` moves to an NVIDIA GPU only: `.to(device)` moves to whichever device was chosen"
+            why = "`.cuda()` moves to a CUDA device only (NVIDIA, or AMD under ROCm): `.to(device)` moves to whichever device was chosen"
         else:
-            why = "the string \"cuda\" names an NVIDIA GPU only: pass one `device`, chosen once, instead"
+            why = "the string \"cuda\" names a CUDA device only (NVIDIA, or AMD under ROCm): pass one `device`, chosen once, instead"
         out.append(Finding(
             "cuda-only", f"{why}. Choose the device once, for every accelerator:\n    {REWRITE}\n"
             f"Here the doctor runs the script on {device}, reading CUDA as the simulated accelerator "
