@@ -123,7 +123,7 @@ def _mode_types_allowed() -> tuple[set, set]:
 
     from grader import instruments
 
-    return {DeviceContext}, {instruments._Counter, *CHECK_MODES}
+    return {DeviceContext}, {instruments.CountingMode, *CHECK_MODES}
 
 
 #: Dispatch-mode classes the hidden checks themselves enter (a check module adds its own on import).

@@ -5,9 +5,11 @@ any failure becomes a `GradeFailure` whose message names the bug and the fix, no
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from contextlib import contextmanager, nullcontext
+from typing import NamedTuple
 
 import pytest
 import torch
@@ -110,6 +112,58 @@ def running(what: str, submission: Submission,
                         "no exercise needs that much; look for a tensor far larger than the data.")
         raise GradeFailure(message) from None
     _verify_after_call()
+
+
+def once_per_leg(run: Callable):
+    """For a grader whose checks all read one run of the learner's program (a capstone's training, an
+    evaluation): `run(submission, device)` runs it, once per leg, for the first check that asks; every later
+    check of that file and device gets what it returned, or the GradeFailure it raised (each check then fails
+    with the run's message). Keyed by file and device, since the submission fixture is made anew per check."""
+    done: dict = {}
+
+    @functools.wraps(run)
+    def once(submission: Submission, device: torch.device):
+        key = (submission.filename, str(device))
+        if key not in done:
+            try:
+                done[key] = run(submission, device)
+            except GradeFailure as exc:
+                done[key] = exc
+        if isinstance(done[key], GradeFailure):
+            raise done[key]
+        return done[key]
+
+    return once
+
+
+class Forward(NamedTuple):
+    """One forward pass of a module, as forward_passes() saw it."""
+
+    device: torch.device | None  # of its first input (None: not a tensor)
+    grad: bool  # whether autograd was on
+
+
+@contextmanager
+def forward_passes(of: torch.nn.Module | type = torch.nn.Module, first: Callable | None = None):
+    """The forward passes run inside the block, a Forward each (where the learner's code really ran the model,
+    whatever it returns): of the module `of`, or of every module of the class `of`, wherever the learner's code
+    made it. `first(module)` is called before the first of them (to see the weights that training starts from)."""
+    seen: list[Forward] = []
+
+    def hook(module, args):
+        if isinstance(of, type) and not isinstance(module, of):
+            return
+        if first is not None and not seen:
+            first(module)
+        seen.append(Forward(args[0].device if args and isinstance(args[0], torch.Tensor) else None,
+                            torch.is_grad_enabled()))
+
+    handle = (torch.nn.modules.module.register_module_forward_pre_hook(hook) if isinstance(of, type)
+              else of.register_forward_pre_hook(hook))
+    try:
+        yield seen
+    finally:
+        handle.remove()
 
 
 def _verify_after_call() -> None:

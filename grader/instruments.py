@@ -28,10 +28,20 @@ destination dtype back from it) and on the CPU otherwise; MPS's always move the 
 Copies made below the dispatcher, the values of `torch.tensor(list, device=...)` (and `torch.as_tensor`,
 `x.new_tensor`), are counted by wrapping those functions the same way.
 
+float64 on the device (`m.float64`: what MPS cannot hold, asked of code that must run there) is counted where it
+comes onto the device: an operation or copy that makes a float64 tensor there while none of its inputs there is
+float64 (a factory, a conversion, a copy in), and a float64 tensor that those wrapped functions make. Work on a
+float64 tensor already there is not counted again, and neither is the float64 torch makes to print a tensor
+(printing turns the dispatch mode off; the wrappers skip it too).
+
 Each counted event carries the learner's statement that caused it (`Line`): the innermost frame of the
-submission's file on the stack when the event is counted (`attribute_to` names the file; the stack is walked
-only when an event is counted, not for every kernel), so that a message can say "line 14, `loss.item()`: 9
-reads of a sim:0 value" on every leg alike.
+submission's file on the stack when the event is counted (`attribute_to` names the file, `learner_line()` finds
+the statement; the stack is walked only when an event is counted, not for every kernel), so that a message can
+say "line 14, `loss.item()`: 9 reads of a sim:0 value" on every leg alike.
+
+The doctor (grader.doctor.observe) counts with the same code and watches more from one mode: it subclasses
+`CountingMode` and passes it to `measure(device, mode=...)`, and reads the public helpers (`learner_line`,
+`is_composite`, `non_blocking`, `DATA_DEPENDENT`, `INDEXING`); the names with an underscore are this module's own.
 
 What is not seen: work queued on other threads, functions imported by name before the block (`from torch import
 tensor`), and on MPS, which has no GPU trace, waits for one stream or event.
@@ -45,6 +55,7 @@ import linecache
 import sys
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -62,7 +73,7 @@ DATA_DEPENDENT = {
     aten.nonzero_static.default,
 }
 # Indexing with a boolean mask finds its True entries first (a nonzero inside the kernel, unseen by dispatch).
-_INDEXING = {aten.index.Tensor, aten.index_put_.default, aten.index_put.default, aten._index_put_impl_.default}
+INDEXING = {aten.index.Tensor, aten.index_put_.default, aten.index_put.default, aten._index_put_impl_.default}
 _HOST_READ = aten._local_scalar_dense.default
 # Metadata and views launch nothing on a device.
 _NOT_KERNELS = {aten.detach.default, aten.alias.default, aten.lift_fresh.default, aten.empty.memory_format,
@@ -95,7 +106,7 @@ def attribute_to(filename: str | None) -> None:
     _learner_file = filename
 
 
-def _learner_line() -> Line | None:
+def learner_line() -> Line | None:
     """The statement of the learner's file that is running now, innermost first; None outside it."""
     filename = _learner_file
     if filename is None:
@@ -142,12 +153,13 @@ class Measurement:
     printed_lines: Counter = field(default_factory=Counter)
     sync_lines: Counter = field(default_factory=Counter)
     data_dependent_lines: list = field(default_factory=list)  # beside data_dependent, one Line or None each
-    # float64 tensors made on the device (by an operation or a copy), by line: what MPS cannot hold
+    # Where float64 came onto the device, by line: each operation, copy or torch.tensor(...) that made a float64
+    # tensor there from no float64 there (what MPS cannot hold; work on it afterwards is not counted again)
     float64_lines: Counter = field(default_factory=Counter)
 
     def _read(self, printed: bool = False) -> None:
         """Note one host read (a print if `printed`) at the learner's line: the host waited for everything."""
-        line = _learner_line()
+        line = learner_line()
         self.host_reads += 1
         if printed:
             self.printed += 1
@@ -158,7 +170,7 @@ class Measurement:
 
     def _synced(self) -> None:
         self.explicit_syncs += 1
-        self.sync_lines[_learner_line()] += 1
+        self.sync_lines[learner_line()] += 1
         self.unawaited_d2h = 0
 
     @property
@@ -181,6 +193,7 @@ class Measurement:
 
     @property
     def float64(self) -> int:
+        """float64 tensors made on the device from no float64 there (float64_lines); not those printing makes."""
         return sum(self.float64_lines.values())
 
     def describe_float64(self) -> str:
@@ -297,7 +310,8 @@ def _nbytes(t: torch.Tensor) -> int:
     return t.numel() * t.element_size()
 
 
-def _non_blocking(is_to_copy: bool, args, kwargs) -> bool:
+def non_blocking(is_to_copy: bool, args, kwargs) -> bool:
+    """Whether a copy (aten._to_copy if `is_to_copy`, else aten.copy_) was asked with non_blocking=True."""
     if is_to_copy:
         return bool(kwargs.get("non_blocking", False))
     return bool(args[2] if len(args) > 2 else kwargs.get("non_blocking", False))
@@ -313,7 +327,7 @@ def _crossing(kind: str, src: torch.Tensor, dst: torch.Tensor, is_to_copy: bool,
     device = (dst if kind == "h2d" else src).device.type
     if not _converts_like_cuda(device):
         return dst.dtype, "cpu" if kind == "h2d" else "device"
-    on_device = _non_blocking(is_to_copy, args, kwargs)
+    on_device = non_blocking(is_to_copy, args, kwargs)
     crosses_as_source = (kind == "h2d") == on_device
     return (src if crosses_as_source else dst).dtype, "device" if on_device else "cpu"
 
@@ -334,7 +348,8 @@ def _converts_like_cuda(device_type: str) -> bool:
 _COMPOSITE: dict = {}  # op -> whether it has a CompositeImplicitAutograd kernel
 
 
-def _is_composite(func) -> bool:
+def is_composite(func) -> bool:
+    """Whether `func` is made of other operations (a CompositeImplicitAutograd kernel), such as .to()."""
     found = _COMPOSITE.get(func)
     if found is None:
         found = _COMPOSITE[func] = torch._C._dispatch_has_kernel_for_dispatch_key(
@@ -342,7 +357,9 @@ def _is_composite(func) -> bool:
     return found
 
 
-class _Counter(TorchDispatchMode):
+class CountingMode(TorchDispatchMode):
+    """The dispatch mode that counts into a Measurement (measure() enters it with the wrappers)."""
+
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
         # Else torch wraps __torch_dispatch__ to keep torch.compile out, importing torch._dynamo (seconds) in
@@ -362,7 +379,7 @@ class _Counter(TorchDispatchMode):
             work.depth -= 1
 
     def _run(self, func, args, kwargs):
-        if _is_composite(func):
+        if is_composite(func):
             # Under torch.inference_mode() (no autograd), composite ops such as .to() reach this mode whole,
             # where autograd would have split them: split them here, inside the mode, so that what they run (a
             # _to_copy, the kernels) is counted as it is elsewhere.
@@ -383,35 +400,41 @@ class _Counter(TorchDispatchMode):
             if _is_device(args[0], dev):
                 m._read()  # the host waited for everything queued, those copies too
             return
+        if dev.type != "cpu" and _brings_float64(out, args, dev):
+            m.float64_lines[learner_line()] += 1
         if func is aten._to_copy.default or func is aten.copy_.default:
             src, dst = (args[0], out) if func is aten._to_copy.default else (args[1], args[0])
             if isinstance(src, torch.Tensor) and isinstance(dst, torch.Tensor) and src.device != dst.device:
                 kind = ("d2h" if dst.device.type == "cpu" else "h2d" if src.device.type == "cpu" else "d2d")
                 blocking = True
                 if kind == "h2d":  # from pageable memory the driver stages the copy and returns once it is done
-                    blocking = not (_non_blocking(func is aten._to_copy.default, args, kwargs) and src.is_pinned())
+                    blocking = not (non_blocking(func is aten._to_copy.default, args, kwargs) and src.is_pinned())
                 if kind == "d2h":
-                    non_blocking = _non_blocking(func is aten._to_copy.default, args, kwargs)
+                    asynchronous = non_blocking(func is aten._to_copy.default, args, kwargs)
                     # into pageable memory CUDA's copy returns once done: a wait all the same
-                    blocking = not (non_blocking and dst.is_pinned())
+                    blocking = not (asynchronous and dst.is_pinned())
                     m.unawaited_d2h = m.unawaited_d2h + 1 if not blocking else 0
                 crossed, converted_on = _crossing(kind, src, dst, func is aten._to_copy.default, kwargs, args)
                 getattr(m, kind).append(Copy(str(src.device), str(dst.device), dst.numel() * crossed.itemsize,
-                                             blocking, crossed, converted_on, _learner_line()))
-                if kind != "d2h" and dst.dtype is torch.float64:
-                    m.float64_lines[_learner_line()] += 1
+                                             blocking, crossed, converted_on, learner_line()))
                 return
         if dev.type == "cpu":  # everything is on the CPU: an op that makes a tensor ran there
             on_device = any(True for _ in _tensors(out))
         else:
             on_device = any(_is_device(t, dev) for t in _tensors(args)) or any(_is_device(t, dev) for t in _tensors(out))
-        if on_device and (func in DATA_DEPENDENT or (func in _INDEXING and _has_mask(args[1]))):
+        if on_device and (func in DATA_DEPENDENT or (func in INDEXING and _has_mask(args[1]))):
             m.data_dependent.append(func.__name__.split(".")[0])
-            m.data_dependent_lines.append(_learner_line())
+            m.data_dependent_lines.append(learner_line())
         if on_device and func not in _NOT_KERNELS and not func.is_view:
             m.kernels += 1
-            if dev.type != "cpu" and any(t.dtype is torch.float64 and _is_device(t, dev) for t in _tensors(out)):
-                m.float64_lines[_learner_line()] += 1
+
+
+def _brings_float64(out, args, device: torch.device) -> bool:
+    """Whether an operation made a float64 tensor on `device`'s kind from no float64 there: a factory, a
+    conversion, a copy in. Work on a float64 tensor already there (total += loss) is not counted again, so that
+    each count is a place where float64 came onto the device."""
+    return any(t.dtype is torch.float64 and _is_device(t, device) for t in _tensors(out)) and not any(
+        t.dtype is torch.float64 and _is_device(t, device) for t in _tensors(args))
 
 
 _at_work = threading.local()  # operations and grader wrappers running on this thread
@@ -510,7 +533,7 @@ def _counting_prints(m: Measurement):
 
 def warm_up() -> None:
     """Enter a mode once, so that what the first time imports is imported before the integrity baseline."""
-    with _Counter(Measurement(torch.device("cpu"))):
+    with CountingMode(Measurement(torch.device("cpu"))):
         torch.ones(1).add(1)
 
 
@@ -577,20 +600,25 @@ def _counting_host_data(m: Measurement, mod):
     """torch.tensor(list, device=...) copies the list's values to the device below the dispatcher, unseen by
     the dispatch mode (a NumPy array or a tensor goes through it, and is seen): count those copies by wrapping
     the three functions that make them. A Python scalar (torch.tensor(0.0, device=...)) is a constant, not data
-    moved, and is not counted."""
+    moved, and is not counted. A float64 tensor they make on the device counts in m.float64, once: where the
+    dispatch mode saw it (a NumPy array's copy), not again."""
     if mod is None:
         return contextlib.nullcontext()
 
     def counted(original, first):  # first: where the data is among the arguments (after self for a method)
         @functools.wraps(original)
         def make(*args, **kwargs):
+            float64_before = m.float64
             with _torch_at_work():  # CUDA's copy of the values waits for it, as any copy in does
                 out = original(*args, **kwargs)
             data = args[first] if len(args) > first else kwargs.get("data")
             try:
                 if isinstance(data, (list, tuple)) and isinstance(out, torch.Tensor) and _is_device(out, m.device) \
                         and (m.device.index is None or out.device.index == m.device.index):
-                    m.h2d.append(Copy("cpu", str(out.device), _nbytes(out), dtype=out.dtype, line=_learner_line()))
+                    m.h2d.append(Copy("cpu", str(out.device), _nbytes(out), dtype=out.dtype, line=learner_line()))
+                if m.float64 == float64_before and not getattr(_at_work, "printing", False) \
+                        and _brings_float64(out, args, m.device):
+                    m.float64_lines[learner_line()] += 1
             except Exception:  # counting must never change what the learner's code does
                 pass
             return out
@@ -602,12 +630,15 @@ def _counting_host_data(m: Measurement, mod):
 
 
 @contextlib.contextmanager
-def measure(device: torch.device | str):
+def measure(device: torch.device | str, mode: Callable[[Measurement], CountingMode] = CountingMode):
     """Count what the code inside does on `device` (see the module docstring)::
 
         with measure(device) as m:
             out = learner_function(x)
         m.round_trips, m.h2d, m.kernels, m.peak_bytes
+
+    `mode` makes the dispatch mode that counts: a subclass of CountingMode that watches more (the doctor's) gets
+    the same Measurement, from one mode: each Python dispatch mode costs every operation a trip through Python.
     """
     device = torch.device(device)
     m = Measurement(device)
@@ -615,7 +646,7 @@ def measure(device: torch.device | str):
     peak_known = mod is not None and hasattr(mod, "reset_peak_memory_stats") and hasattr(mod, "max_memory_allocated")
     if peak_known:
         mod.reset_peak_memory_stats(device)
-    with _Counter(m), _counting_syncs(m, mod), _counting_host_data(m, mod), _counting_stream_waits(m, mod), \
+    with mode(m), _counting_syncs(m, mod), _counting_host_data(m, mod), _counting_stream_waits(m, mod), \
             _counting_prints(m):
         yield m
     if peak_known:

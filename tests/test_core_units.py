@@ -503,6 +503,63 @@ def test_expect_keep_busy(monkeypatch):
     assert m.kernels == start.kernels + 64 and slept == [200_000_000]
 
 
+def test_expect_once_per_leg_runs_the_program_once_per_file_and_device():
+    runs = []
+
+    @expect.once_per_leg
+    def trained(submission, device):
+        runs.append((submission.filename, device))
+        if submission.filename == "broken.py":
+            expect.fail(f"train raised on {device}")
+        if submission.filename == "skipped.py":
+            pytest.skip("a simulator limit")  # not the program's verdict: asked again by the next check
+        return object()
+
+    a, b = types.SimpleNamespace(filename="a.py"), types.SimpleNamespace(filename="a.py")  # one fixture per check
+    cpu, meta = torch.device("cpu"), torch.device("meta")
+    first = trained(a, cpu)
+    assert trained(b, cpu) is first and trained(a, meta) is not first and trained(b, meta) is trained(a, meta)
+    assert runs == [("a.py", cpu), ("a.py", meta)] and trained.__name__ == "trained"
+    broken = types.SimpleNamespace(filename="broken.py")
+    for _ in range(2):  # every check fails with the run's own message; the program ran once
+        with pytest.raises(GradeFailure, match=r"^train raised on cpu$"):
+            trained(broken, cpu)
+    assert runs.count(("broken.py", cpu)) == 1
+    skipped = types.SimpleNamespace(filename="skipped.py")
+    for _ in range(2):
+        with pytest.raises(pytest.skip.Exception):
+            trained(skipped, cpu)
+    assert runs.count(("skipped.py", cpu)) == 2
+
+
+def test_expect_forward_passes_of_a_module_or_of_a_class():
+    from torch import nn
+
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    x = torch.ones(2, 3)
+    with expect.forward_passes(model) as forwards:
+        model(x)
+        with torch.no_grad():
+            model(x)
+        model[0](x)  # a part of it, not the model: not its forward pass
+    assert forwards == [expect.Forward(torch.device("cpu"), True), expect.Forward(torch.device("cpu"), False)]
+    with expect.forward_passes(nn.Identity) as forwards:
+        nn.Identity()(3)  # a first input that is not a tensor: no device
+    assert forwards == [expect.Forward(None, True)]
+    started = []
+    with expect.forward_passes(nn.Linear, first=lambda m: started.append(m.weight.detach().clone())) as forwards:
+        other = nn.Linear(3, 1)  # made inside, as a learner's program makes its model
+        with torch.no_grad():
+            other.weight.zero_()
+        other(torch.ones(1, 3))
+        model(x)
+    assert [f.device for f in forwards] == [torch.device("cpu")] * 3 and len(started) == 1
+    assert torch.equal(started[0], torch.zeros(1, 3))  # the weights the first forward pass started from
+    model(x)
+    other(torch.ones(1, 3))
+    assert len(forwards) == 3  # the hooks are gone after the block
+
+
 def test_expect_tensor_and_device():
     t = torch.ones(2)
     assert expect.expect_tensor(t, "out") is t
@@ -592,7 +649,7 @@ def test_counter_copy_records_are_frozen_and_counting_never_breaks_the_code(monk
     def broken(*a):
         raise RuntimeError("a bug in the counting")
 
-    monkeypatch.setattr(instruments._Counter, "_note", broken)
+    monkeypatch.setattr(instruments.CountingMode, "_note", broken)
     with instruments.measure("cpu") as m:
         y = torch.ones(2) * 3
     assert y.tolist() == [3.0, 3.0] and m.kernels == 0
@@ -601,13 +658,13 @@ def test_counter_copy_records_are_frozen_and_counting_never_breaks_the_code(monk
 def test_counter_dispatch_is_not_wrapped_for_dynamo():
     # A mode that lets torch wrap its __torch_dispatch__ (to keep torch.compile out) imports torch._dynamo
     # (seconds) in every grading worker; the counter opts out, so its method is its own, unwrapped.
-    raw = instruments._Counter.__dict__["__torch_dispatch__"]
+    raw = instruments.CountingMode.__dict__["__torch_dispatch__"]
     assert raw.__code__.co_filename == instruments.__file__ and not hasattr(raw, "__wrapped__")
 
 
 def counter(device="meta"):
     m = instruments.Measurement(torch.device(device))
-    return m, instruments._Counter(m)
+    return m, instruments.CountingMode(m)
 
 
 def test_counter_classifies_copies_reads_and_kernels():
@@ -633,6 +690,26 @@ def test_counter_classifies_copies_reads_and_kernels():
     c._note(aten.add.Tensor, (cpu, cpu), {}, cpu)  # not on this device
     c._note(aten.add.Tensor, ({"a": [cpu, (meta,)]},), {}, cpu)  # nested in a dict and a tuple
     assert m.kernels == 6 and m.d2d == []
+
+
+def test_counter_counts_float64_where_it_comes_onto_the_device():
+    # One count for the graders and the doctor: a factory, a conversion or a copy in that makes float64 on the
+    # device; work on a float64 tensor already there is not counted again; float64 on the CPU is not the device's.
+    m, c = counter()
+    f32, f64 = torch.empty(3, device="meta"), torch.empty(3, dtype=torch.float64, device="meta")
+    c._note(aten.empty.memory_format, ([3],), {"dtype": torch.float64}, f64)  # torch.zeros(..., float64): a factory
+    c._note(aten._to_copy.default, (f32,), {"dtype": torch.float64}, f64)  # x.double()
+    c._note(aten._to_copy.default, (torch.ones(3, dtype=torch.float64),), {}, f64)  # copied in
+    assert m.float64 == 3
+    c._note(aten.add_.Tensor, (f64, f32), {}, f64)  # total += loss
+    c._note(aten.copy_.default, (f64, torch.ones(3)), {}, f64)  # into a float64 buffer already there
+    c._note(aten._to_copy.default, (f64,), {"device": "meta"}, f64)  # between devices of this kind
+    c._note(aten._to_copy.default, (f64,), {}, torch.ones(3, dtype=torch.float64))  # back to the CPU
+    c._note(aten.add.Tensor, (f32, f32), {}, f32)
+    assert m.float64 == 3 and m.describe_float64() == "3 float64 tensors made on meta"
+    m, c = counter("cpu")
+    c._note(aten._to_copy.default, (torch.ones(3),), {"dtype": torch.float64}, torch.ones(3, dtype=torch.float64))
+    assert m.float64 == 0
 
 
 def test_counter_between_devices_and_on_the_cpu():

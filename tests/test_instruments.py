@@ -84,7 +84,22 @@ SNIPPETS = {
                                    ".copy_(torch.ones(128), non_blocking=True)",
     "back_as_double": "torch.ones(128, device=x.device).to('cpu', torch.float64)",
     "back_as_double_non_blocking": "torch.ones(128, device=x.device).to('cpu', torch.float64, non_blocking=True)",
+    # float64 on the device, counted where it comes there (what MPS cannot hold), once each.
+    "float64_factory": "torch.zeros((), dtype=torch.float64, device=x.device)",
+    "float64_running_total": "t = torch.zeros((), dtype=torch.float64, device=x.device)\n"
+                             "for _ in range(5):\n    t += x.sum()\nt / 5",
+    "float64_conversion": "x.double() * 2",
+    "float64_sum": "x.sum(dtype=torch.float64)",
+    "float64_copied_in": "torch.ones(3, dtype=torch.float64).to(x.device)",
+    "float64_from_list": "torch.tensor([1.0, 2.0], dtype=torch.float64, device=x.device)",
+    "float64_from_scalar": "torch.tensor(0.0, dtype=torch.float64, device=x.device)",
+    "float64_from_numpy": "import numpy\ntorch.as_tensor(numpy.ones(3), device=x.device)",
+    "float64_copied_into_float32": "torch.empty(3, device=x.device).copy_(torch.ones(3, dtype=torch.float64))",
 }
+FLOAT64 = {"float64_factory": 1, "float64_running_total": 1, "float64_conversion": 1, "float64_sum": 1,
+           "float64_copied_in": 1, "float64_from_list": 1, "float64_from_scalar": 1, "float64_from_numpy": 1,
+           "float64_copied_into_float32": 0, "back_as_double": 0, "printed": 0, "printed_many": 0,
+           "print_fstring": 0, "print_one_value": 0}
 # The same under torch.inference_mode(), where composite ops such as .to() reach the instruments unsplit.
 INFERENCE = ("cpu", "to_cpu", "made_on_cpu_then_moved", "device_work", "item", "nonzero")
 SNIPPETS.update({f"{name}_inference": "with torch.inference_mode():\n" + textwrap.indent(SNIPPETS[name], "    ")
@@ -108,7 +123,7 @@ for name, code in snippets.items():
     out[name] = {"h2d": len(m.h2d), "d2h": len(m.d2h), "reads": m.host_reads, "round_trips": m.round_trips,
                  "data_dependent": len(m.data_dependent), "kernels": m.kernels, "syncs": m.explicit_syncs,
                  "waits": m.waits, "printed": m.printed, "h2d_bytes": [c.nbytes for c in m.h2d],
-                 "d2h_bytes": [c.nbytes for c in m.d2h], "described": m.describe_waits()}
+                 "d2h_bytes": [c.nbytes for c in m.d2h], "described": m.describe_waits(), "float64": m.float64}
     if dev.type != "cpu":
         torch.accelerator.set_device_index(0)
 print(json.dumps(out))
@@ -240,6 +255,19 @@ def test_values_given_as_a_list_are_a_copy_in(on_sim, name):
     for dev, c in on_sim.items():
         assert c[name]["h2d"] == 1 and c[name]["waits"] == 0, (dev, c[name])
         assert c["tensor_from_scalar"]["h2d"] == 0, (dev, c["tensor_from_scalar"])
+
+
+@pytest.mark.parametrize("name", sorted(FLOAT64))
+def test_float64_is_counted_where_it_comes_onto_the_device(on_sim, name):
+    # One count for validate_anywhere, train_anywhere and the doctor: a float64 running total is one tensor made
+    # (its line), not one per step; torch's own float64 for printing a float32 tensor (CUDA's) is not the code's.
+    for dev, c in on_sim.items():
+        assert c[name]["float64"] == FLOAT64[name], (dev, name, c[name])
+
+
+def test_float64_on_the_cpu_is_not_counted():
+    cpu = counts("cpu", {name: SNIPPETS[name] for name in FLOAT64})
+    assert {name: c["float64"] for name, c in cpu.items()} == dict.fromkeys(FLOAT64, 0)  # float64 is at home there
 
 
 def test_synchronising_another_device_is_not_a_wait_for_this_one(on_sim):

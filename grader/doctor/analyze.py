@@ -177,11 +177,10 @@ class Analysis:
         return out
 
     def float64(self):
-        out, seen = [], set()
-        for _, line in self.rec.float64:
-            if line is None or line in seen:
-                continue
-            seen.add(line)
+        out = []
+        for line, n in self.m.float64_lines.items():  # where float64 came onto the device (grader.instruments)
+            if line is None or n <= self.rec.by_design_float64[line]:
+                continue  # outside the script, or all of it inside GradScaler (observe.BY_DESIGN)
             out.append(self.finding("float64-on-device", (
                 f"makes a float64 tensor on {self.device}: MPS cannot hold float64 (it raises there), and GPUs run "
                 "float64 many times slower than float32. Convert where the data comes in: torch.from_numpy(a)"

@@ -1,8 +1,8 @@
 """What the doctor watches while the learner's script runs, beyond grader.instruments.measure (host reads,
-syncs, data-dependent operations, peak memory): each copy between host and device with its step, size,
-pinned-ness, non_blocking and a fingerprint of what crossed (the same values copied every step are a helper
-that belongs on the device), reads of a non_blocking copy's destination before anything waited, float64 made
-on the device, device memory held per learner line, and module state left behind when a model moves.
+syncs, data-dependent operations, float64 made on the device, peak memory): each copy between host and device
+with its step, size, pinned-ness, non_blocking and a fingerprint of what crossed (the same values copied every
+step are a helper that belongs on the device), reads of a non_blocking copy's destination before anything
+waited, device memory held per learner line, and module state left behind when a model moves.
 
 Every event carries the step it happened in (`Recorder.step`, advanced by grader.doctor.steps) and the
 learner's line (grader.instruments attributes it). Watching must never change what the script does: every
@@ -30,7 +30,7 @@ FINGERPRINT_BYTES = 4 * 2**20  # larger sources are not fingerprinted (hashing t
 
 
 def line() -> Line | None:
-    return instruments._learner_line()
+    return instruments.learner_line()
 
 
 @dataclass
@@ -68,7 +68,6 @@ class Recorder:
     step_batch: int = 0  # loop iterations done
     copies: list[CopyEvent] = field(default_factory=list)
     early_reads: list = field(default_factory=list)  # (step, line of the read, line of the copy)
-    float64: list[tuple[tuple, Line | None]] = field(default_factory=list)
     left_behind: list[LeftBehind] = field(default_factory=list)
     held: dict[int, Held] = field(default_factory=dict)  # live device tensors the script made
     live_bytes: int = 0
@@ -79,10 +78,12 @@ class Recorder:
     # Lines whose data-sized operations ran in backward (the gradient of a forward one, reported there)
     backward_lines: set = field(default_factory=set)
     # Inside library code that reads device values or makes float64 by design (GradScaler checks for inf every
-    # step, with a float64 reciprocal): not the learner's doing. by_design counts its reads per line.
+    # step, with a float64 reciprocal): not the learner's doing. by_design counts its reads per line,
+    # by_design_float64 the float64 it brought onto the device (of measurement.float64_lines) per line.
     inside_library: int = 0
     syncs: list = field(default_factory=list)  # (step, line, device waited for) of synchronize() calls
     by_design: Counter = field(default_factory=Counter)
+    by_design_float64: Counter = field(default_factory=Counter)
 
     @property
     def step(self) -> tuple[int, int]:
@@ -161,8 +162,8 @@ def _tensors(tree):
             yield from _tensors(x)
 
 
-class Watch(instruments._Counter):
-    """grader.instruments' counting mode, which also feeds a Recorder (copies, float64, memory, early reads): one
+class Watch(instruments.CountingMode):
+    """grader.instruments' counting mode, which also feeds a Recorder (copies, memory, early reads): one
     mode, not two stacked, since each Python dispatch mode costs every operation a round trip through Python."""
 
     def __init__(self, m: instruments.Measurement, rec: Recorder):
@@ -170,7 +171,7 @@ class Watch(instruments._Counter):
         self.rec = rec
 
     def _run(self, func, args, kwargs):
-        if instruments._is_composite(func):  # as instruments._Counter._run: split what inference mode left whole
+        if instruments.is_composite(func):  # as instruments.CountingMode._run: split what inference mode left whole
             with self:
                 out = func.decompose(*args, **kwargs)
             if out is not NotImplemented:
@@ -186,7 +187,7 @@ class Watch(instruments._Counter):
             pass
         out = func(*args, **kwargs)
         try:
-            self._note(func, args, kwargs, out)  # grader.instruments' counts
+            self._note(func, args, kwargs, out)  # grader.instruments' counts (float64 on the device among them)
         except Exception:
             pass
         try:
@@ -208,7 +209,7 @@ class Watch(instruments._Counter):
             src, dst = (args[0], out) if func is aten._to_copy.default else (args[1], args[0])
             if isinstance(src, torch.Tensor) and isinstance(dst, torch.Tensor) and src.device != dst.device:
                 kind = "d2h" if dst.device.type == "cpu" else "h2d" if src.device.type == "cpu" else "d2d"
-                non_blocking = instruments._non_blocking(func is aten._to_copy.default, args, kwargs)
+                non_blocking = instruments.non_blocking(func is aten._to_copy.default, args, kwargs)
                 fingerprint, pinned = before if before else (None, False)
                 if kind == "d2h":
                     pinned = dst.is_pinned()
@@ -222,12 +223,9 @@ class Watch(instruments._Counter):
         outs = [t for t in _tensors(out) if rec.on_device(t)]
         if not outs:
             return
-        if (func in instruments.DATA_DEPENDENT or func in instruments._INDEXING) \
+        if (func in instruments.DATA_DEPENDENT or func in instruments.INDEXING) \
                 and torch._C._current_autograd_node() is not None:
             rec.backward_lines.add(line())
-        if any(t.dtype is torch.float64 for t in outs) and not rec.inside_library and not any(
-                rec.on_device(t) and t.dtype == torch.float64 for t in _tensors(args)):
-            rec.float64.append((rec.step, line()))
         if _makes_memory(func):
             for t in outs:
                 rec.hold(t)
@@ -246,18 +244,13 @@ def _makes_memory(func) -> bool:
 @contextlib.contextmanager
 def measure(device: torch.device, rec: Recorder):
     """grader.instruments.measure(device), with Watch as its counting mode: the same Measurement (host reads,
-    syncs, data-dependent operations, peak memory), and the Recorder's events besides."""
-    m = instruments.Measurement(device)
-    rec.measurement = m
-    mod = instruments._device_module(device)
-    peak_known = mod is not None and hasattr(mod, "reset_peak_memory_stats") and hasattr(mod, "max_memory_allocated")
-    if peak_known:
-        mod.reset_peak_memory_stats(device)
-    with Watch(m, rec), instruments._counting_syncs(m, mod), instruments._counting_host_data(m, mod), \
-            instruments._counting_stream_waits(m, mod), instruments._counting_prints(m):
+    syncs, data-dependent operations, float64 on the device, peak memory), and the Recorder's events besides."""
+    def watch(m: instruments.Measurement) -> Watch:
+        rec.measurement = m
+        return Watch(m, rec)
+
+    with instruments.measure(device, mode=watch) as m:
         yield m
-    if peak_known:
-        m.peak_bytes = int(mod.max_memory_allocated(device))
 
 
 # -------------------------------------------------------------------------------- outside the dispatcher
@@ -370,6 +363,7 @@ def watch_library(rec: Recorder):
             def call(*args, _original=original, **kwargs):
                 m = rec.measurement
                 before = (m.read_lines + m.printed_lines) if m is not None else Counter()
+                float64_before = m.float64_lines.copy() if m is not None else Counter()
                 rec.inside_library += 1
                 try:
                     return _original(*args, **kwargs)
@@ -377,6 +371,7 @@ def watch_library(rec: Recorder):
                     rec.inside_library -= 1
                     if m is not None:
                         rec.by_design.update((m.read_lines + m.printed_lines) - before)
+                        rec.by_design_float64.update(m.float64_lines - float64_before)
 
             functools.update_wrapper(call, original)
             setattr(owner, name, call)

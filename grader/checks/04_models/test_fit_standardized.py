@@ -13,7 +13,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.expect import GradeFailure, canonical, expect_close, fail, measure, running, within
+from grader.expect import (GradeFailure, canonical, expect_close, fail, forward_passes, measure, once_per_leg,
+                           running, within)
 
 RULE = "every step of training must run on the device fit is given"
 
@@ -61,40 +62,28 @@ class Fitted:
     y: torch.Tensor
     steps: int
     linear_state: dict  # the weights of the first nn.Linear built inside fit, as they were built
-    forwards: list  # the device of the input of every forward pass of an nn.Linear during fit
+    forwards: list  # every forward pass of an nn.Linear during fit (grader.expect.Forward: its input's device)
     result: object
     m: object
 
 
-_FITTED: dict = {}  # (file, device) -> Fitted, or the GradeFailure fit ended with
-
-
+@once_per_leg
 def fitted(submission, device) -> Fitted:
-    key = (submission.filename, str(device))
-    if key not in _FITTED:
-        x, y, steps = draw()
-        built, forwards = [], []
+    x, y, steps = draw()
+    built = []
 
-        def seen(module, args):
-            if isinstance(module, nn.Linear):
-                if not built:
-                    built.append({k: v.detach().clone() for k, v in module.state_dict().items()})  # no copy: counted
-                forwards.append(args[0].device if args and isinstance(args[0], torch.Tensor) else None)
+    def weights(linear):  # no copy: counted
+        built.append({k: v.detach().clone() for k, v in linear.state_dict().items()})
 
-        # The first forward pass is where the model's initial weights are taken: fit must not change them
-        # before training (it builds the model, then moves it).
-        hook = nn.modules.module.register_module_forward_pre_hook(seen)
-        try:
-            with measure(device) as m, running(f"fit(x, y, {steps}, {str(device)!r})", submission):
-                result = submission.fit(x.clone(), y.clone(), steps, device)
-            _FITTED[key] = Fitted(x, y, steps, built[0] if built else None, forwards, result, m)
-        except GradeFailure as exc:
-            _FITTED[key] = GradeFailure(explain(exc, device))
-        finally:
-            hook.remove()
-    if isinstance(_FITTED[key], GradeFailure):
-        raise _FITTED[key]
-    return _FITTED[key]
+    # The first forward pass is where the model's initial weights are taken: fit must not change them
+    # before training (it builds the model, then moves it).
+    try:
+        with forward_passes(nn.Linear, first=weights) as forwards, measure(device) as m, \
+                running(f"fit(x, y, {steps}, {str(device)!r})", submission):
+            result = submission.fit(x.clone(), y.clone(), steps, device)
+    except GradeFailure as exc:
+        raise GradeFailure(explain(exc, device)) from None
+    return Fitted(x, y, steps, built[0] if built else None, forwards, result, m)
 
 
 def model_and_loss(t: Fitted):
@@ -127,7 +116,8 @@ def test_trains_on_the_device_it_is_given(submission, device):
     if [canonical(w) for w in where] != [canonical(device)]:
         fail(f"after fit(..., {str(device)!r}) the model's tensors are on {', '.join(where)}: {RULE}, and the "
              "model it returns is there too (model.to(device) moves its parameters and buffers).")
-    elsewhere = sorted({str(d) for d in t.forwards if d is None or canonical(d) != canonical(device)})
+    elsewhere = sorted({str(f.device) for f in t.forwards
+                        if f.device is None or canonical(f.device) != canonical(device)})
     if len(t.forwards) < t.steps or elsewhere:
         fail(f"fit(..., {str(device)!r}) ran the model's forward pass on {', '.join(elsewhere) or 'too few steps'}: "
              f"{RULE}: move the model and the data first, then train.")

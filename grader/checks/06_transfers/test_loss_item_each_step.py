@@ -17,7 +17,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from grader import audit
 from grader.expect import expect_close, fail, measure, running, within
-from grader.instruments import _learner_line
+from grader.instruments import learner_line
 
 aten = torch.ops.aten
 FIX = ("accumulate the loss on the device (a tensor: total += loss.detach() * len(y)) and read it once, "
@@ -111,7 +111,7 @@ class HostReadGraphs(TorchDispatchMode):
                 func is aten._to_copy.default and args[0].device.type != "cpu"
                 and torch.device(kwargs.get("device") or args[0].device).type == "cpu")
             if read and args[0].grad_fn is not None:
-                self.reads.append((args[0].grad_fn, _learner_line()))
+                self.reads.append((args[0].grad_fn, learner_line()))
         except Exception:  # recording must never change what the learner's code does
             pass
         return func(*args, **kwargs)

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 from torch.utils.data import Dataset
 
-from grader.expect import GradeFailure, expect_close, fail, measure, running, within
+from grader.expect import GradeFailure, expect_close, fail, measure, once_per_leg, running, within
 
 BATCH = 64
 
@@ -58,27 +58,20 @@ class Evaluated:
     m: object
 
 
-_EVALUATED: dict = {}
-
-
+@once_per_leg
 def evaluated(submission, device) -> Evaluated:
-    key = (submission.filename, str(device))
-    if key not in _EVALUATED:
-        dataset, model, accuracy, probabilities = draw(device)
-        try:
-            with measure(device) as m, running(f"evaluate(model, dataset of {len(dataset)}, {str(device)!r})",
-                                               submission):
-                result = submission.evaluate(model, dataset, device)
-            _EVALUATED[key] = Evaluated(dataset, accuracy, probabilities, result, m)
-        except GradeFailure as exc:
-            text = str(exc)
-            if "numpy" in text.lower():
-                text += ("\n.numpy() reads CPU memory only: a tensor on the device must come back first "
-                         "(.cpu()), once, for all the batches together.")
-            _EVALUATED[key] = GradeFailure(text)
-    if isinstance(_EVALUATED[key], GradeFailure):
-        raise _EVALUATED[key]
-    return _EVALUATED[key]
+    dataset, model, accuracy, probabilities = draw(device)
+    try:
+        with measure(device) as m, running(f"evaluate(model, dataset of {len(dataset)}, {str(device)!r})",
+                                           submission):
+            result = submission.evaluate(model, dataset, device)
+    except GradeFailure as exc:
+        text = str(exc)
+        if "numpy" in text.lower():
+            text += ("\n.numpy() reads CPU memory only: a tensor on the device must come back first "
+                     "(.cpu()), once, for all the batches together.")
+        raise GradeFailure(text) from None
+    return Evaluated(dataset, accuracy, probabilities, result, m)
 
 
 def test_gives_the_numbers_of_the_cpu(submission, device):

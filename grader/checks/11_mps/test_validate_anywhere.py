@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.expect import GradeFailure, canonical, fail, measure, running, within
+from grader.expect import GradeFailure, canonical, fail, forward_passes, measure, once_per_leg, running, within
 
 
 def draw():
@@ -29,38 +29,28 @@ def draw():
 class Validated:
     expected: float
     batches: int
-    forwards: list  # (device of the input, autograd on?) for each forward pass of the model
+    forwards: list  # each forward pass of the model (grader.expect.Forward: its input's device, autograd on?)
     result: object
     m: object
 
 
-_VALIDATED: dict = {}
-
-
+@once_per_leg
 def validated(submission, device) -> Validated:
-    key = (submission.filename, str(device))
-    if key not in _VALIDATED:
-        model, batches, expected = draw()
-        forwards = []
-        model.register_forward_pre_hook(lambda module, args: forwards.append(
-            (args[0].device if args and isinstance(args[0], torch.Tensor) else None, torch.is_grad_enabled())))
-        try:
-            with measure(device) as m, running(f"validate(model, {len(batches)} batches, {str(device)!r})",
-                                               submission):
-                result = submission.validate(model, batches, device)
-            _VALIDATED[key] = Validated(expected, len(batches), forwards, result, m)
-        except GradeFailure as exc:
-            text = str(exc)
-            if "same device" in text and device.index not in (None, 0):
-                text += (f"\nOne operand is on another {device.type} device than {device}: a device without its "
-                         "index (device.type, \"cuda\") means the current device, not the one validate is given. "
-                         "Make every tensor with device=device.")
-            if "float64" in text:
-                text += "\nMPS has no float64: keep the total in float32, the dtype of the losses."
-            _VALIDATED[key] = GradeFailure(text)
-    if isinstance(_VALIDATED[key], GradeFailure):
-        raise _VALIDATED[key]
-    return _VALIDATED[key]
+    model, batches, expected = draw()
+    try:
+        with forward_passes(model) as forwards, measure(device) as m, \
+                running(f"validate(model, {len(batches)} batches, {str(device)!r})", submission):
+            result = submission.validate(model, batches, device)
+    except GradeFailure as exc:
+        text = str(exc)
+        if "same device" in text and device.index not in (None, 0):
+            text += (f"\nOne operand is on another {device.type} device than {device}: a device without its "
+                     "index (device.type, \"cuda\") means the current device, not the one validate is given. "
+                     "Make every tensor with device=device.")
+        if "float64" in text:
+            text += "\nMPS has no float64: keep the total in float32, the dtype of the losses."
+        raise GradeFailure(text) from None
+    return Validated(expected, len(batches), forwards, result, m)
 
 
 def test_gives_the_mean_loss_of_the_cpu(submission, device):
@@ -82,11 +72,12 @@ def test_gives_the_mean_loss_of_the_cpu(submission, device):
 
 def test_runs_on_the_device_without_autograd(submission, device):
     t = validated(submission, device)
-    elsewhere = sorted({str(d) for d, _ in t.forwards if d is None or canonical(d) != canonical(device)})
+    elsewhere = sorted({str(f.device) for f in t.forwards
+                        if f.device is None or canonical(f.device) != canonical(device)})
     if len(t.forwards) < t.batches or elsewhere:
         fail(f"validate(..., {str(device)!r}) ran the model on {', '.join(elsewhere) or 'fewer batches than given'}: "
              "run every batch on the device it is given.")
-    if any(grad for _, grad in t.forwards):
+    if any(f.grad for f in t.forwards):
         fail("validate ran the model with autograd on: each batch's loss then holds its graph, and a running total "
              "of those losses keeps every batch's activations alive until the end (device memory grows with the "
              "number of batches). Validate under torch.no_grad() (or torch.inference_mode()).")

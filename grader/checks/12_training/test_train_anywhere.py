@@ -10,7 +10,6 @@ float64 tensors made on an accelerator (a float64 running total), which MPS, a d
 import math
 import random
 import re
-import sys
 import weakref
 from dataclasses import dataclass
 
@@ -19,7 +18,8 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from grader.expect import GradeFailure, canonical, expect_close, fail, measure, running
+from grader.expect import (GradeFailure, canonical, expect_close, fail, forward_passes, measure, once_per_leg,
+                           running)
 
 RULE = "the training loop must run on the device it is given"
 EPOCHS = 3
@@ -50,33 +50,6 @@ class MarkGraph(nn.Module):
 
     def forward(self, x):
         return _MarkGraph.apply(x)
-
-
-class Float64OnDevice(torch.overrides.TorchFunctionMode):
-    """Notes each torch function that makes a float64 tensor on an accelerator: MPS, one of the devices the recipe
-    names, has no float64, so such code (a float64 running total) breaks there, whichever device runs the check."""
-
-    def __init__(self):
-        super().__init__()
-        self.made: list[str] = []
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        if isinstance(out, torch.Tensor) and out.dtype == torch.float64 and out.device.type != "cpu" \
-                and not printing():
-            self.made.append(getattr(func, "__name__", str(func)))
-        return out
-
-
-def printing() -> bool:
-    """Whether torch is formatting a tensor for print (it computes in float64 on the device, on CUDA as here; MPS
-    has its own path): that float64 is torch's, not the learner's."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_filename.endswith("_tensor_str.py"):
-            return True
-        frame = frame.f_back
-    return False
 
 
 def make_model(f, c):
@@ -160,30 +133,18 @@ class Trained:
     model: nn.Module
     loader: DataLoader
     initial: dict  # the model's state before train()
-    batches_seen: list  # the device of each batch the model's forward pass received
+    forwards: list  # each forward pass of the model (grader.expect.Forward: the device of its batch)
     history: object
     m: object  # what measure() counted during train()
 
 
-_TRAINED: dict = {}  # (file, device) -> Trained, or the GradeFailure that train() ended with
-
-
+@once_per_leg
 def trained(submission, device) -> Trained:
-    key = (submission.filename, str(device))  # the submission fixture is made anew for each check
-    if key not in _TRAINED:
-        model, loader = draw()
-        initial = {k: v.clone() for k, v in model.state_dict().items()}
-        seen = []
-        model.register_forward_pre_hook(lambda module, args: seen.append(args[0].device if args else None))
-        try:
-            with measure(device) as m:
-                history = run(submission, device, model, loader)
-            _TRAINED[key] = Trained(model, loader, initial, seen, history, m)
-        except GradeFailure as exc:
-            _TRAINED[key] = exc
-    if isinstance(_TRAINED[key], GradeFailure):
-        raise _TRAINED[key]
-    return _TRAINED[key]
+    model, loader = draw()
+    initial = {k: v.clone() for k, v in model.state_dict().items()}
+    with forward_passes(model) as forwards, measure(device) as m:
+        history = run(submission, device, model, loader)
+    return Trained(model, loader, initial, forwards, history, m)
 
 
 def test_trains_on_the_device_it_is_given(submission, device):
@@ -193,8 +154,9 @@ def test_trains_on_the_device_it_is_given(submission, device):
                                                      and device.index in (None, 0)):
         fail(f"after train(..., {str(device)!r}) the model's parameters are on {', '.join(where)}: {RULE}; "
              "move the model there with model.to(device), before the optimizer is built.")
-    elsewhere = sorted({str(d) for d in t.batches_seen if d is None or canonical(d) != canonical(device)})
-    if not t.batches_seen or elsewhere:
+    elsewhere = sorted({str(f.device) for f in t.forwards
+                        if f.device is None or canonical(f.device) != canonical(device)})
+    if not t.forwards or elsewhere:
         fail(f"train(..., {str(device)!r}) ran the model's forward pass on {', '.join(elsewhere) or 'no batch'}: "
              f"{RULE}, every step of it: move the model and each batch there, then train (moving the model only "
              "at the end trains on another device).")
@@ -242,20 +204,19 @@ def test_long_epochs_read_the_device_once_each(submission, device):
         peak.append(len(_GRAPHS))
 
     model.register_forward_pre_hook(count_graphs)
-    epochs, before, float64 = 1, len(_GRAPHS), Float64OnDevice()
+    epochs, before = 1, len(_GRAPHS)
     with measure(device) as m:
         try:
             with running(f"train(model, loader of {len(loader)} batches, {epochs}, {str(device)!r})", submission):
-                with float64:  # left before running() verifies that no mode stays active
-                    history = submission.train(model, loader, epochs, device)
+                history = submission.train(model, loader, epochs, device)
         except GradeFailure as exc:
             fail(explain(exc, device))
     if not isinstance(history, (list, tuple)) or len(history) != epochs:
         fail(f"train should return a list of {epochs} mean losses, one per epoch; got {history!r:.80}.")
-    if float64.made:
-        fail(f"train made float64 tensors on {device} ({', '.join(list(dict.fromkeys(float64.made))[:3])}): an Apple GPU (MPS), "
-             "one of the devices train must run on, has no float64, so this fails there. Keep the running loss in "
-             "the loss's own dtype (total += loss.detach()); float64 belongs on the CPU, if anywhere.")
+    if m.float64:
+        fail(f"train made {m.describe_float64()}: an Apple GPU (MPS), one of the devices train must run on, has no "
+             "float64, so this fails there. Keep the running loss in the loss's own dtype (total += "
+             "loss.detach()); float64 belongs on the CPU, if anywhere.")
     if m.waits > epochs:
         fail(f"train({epochs} epoch of {len(loader)} batches) made {m.describe_waits()}: " + waits_cost(device))
     if max(peak, default=before) - before > 4:

@@ -16,7 +16,8 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from grader.expect import GradeFailure, canonical, expect_close, fail, measure, running, within
+from grader.expect import (GradeFailure, canonical, expect_close, fail, forward_passes, measure, once_per_leg,
+                           running, within)
 
 FIX_LOAD = ("torch.load(path, map_location=\"cpu\", weights_only=True) restores the checkpoint to the CPU; "
             "load_state_dict then copies it where the model and its parameters are.")
@@ -82,52 +83,37 @@ class Resumed:
     log_every: int
     saved_on: torch.device
     put_on_saving_device: int  # peak bytes allocated on saved_on during the run, above what was there
-    forwards: list
+    forwards: list  # every forward pass of an nn.Sequential (grader.expect.Forward: its input's device)
     result: object
     m: object
 
 
-_RESUMED: dict = {}
-
-
+@once_per_leg
 def resumed(submission, device) -> Resumed:
-    key = (submission.filename, str(device))
-    if key not in _RESUMED:
-        checkpoint, loader, log_every = draw()
-        saved_on = saving_device(device)
-        forwards = []
-
-        def seen(module, args):
-            if isinstance(module, nn.Sequential):
-                forwards.append(args[0].device if args and isinstance(args[0], torch.Tensor) else None)
-
-        with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / "last.pt"
-            torch.save(moved(checkpoint, saved_on), path)
-            mod = torch.get_device_module(saved_on) if saved_on != device else None
-            if mod is not None:
-                mod.reset_peak_memory_stats(saved_on)
-                before = mod.memory_allocated(saved_on)
-            hook = nn.modules.module.register_module_forward_pre_hook(seen)
-            try:
-                with measure(device) as m, running(f"resume(path, loader, {str(device)!r}, {log_every}) of a "
-                                                   f"checkpoint saved on {saved_on}", submission):
-                    result = submission.resume(str(path), loader, device, log_every)
-                extra = mod.max_memory_allocated(saved_on) - before if mod is not None else 0
-                _RESUMED[key] = Resumed(checkpoint, loader, log_every, saved_on, extra, forwards, result, m)
-            except GradeFailure as exc:
-                text = str(exc)
-                if "same device" in text or "to be on" in text:
-                    text += ("\nOne operand is still where the checkpoint put it or where the model was built: "
-                             "Optimizer.load_state_dict puts the saved state where each parameter is at that moment, "
-                             "so move the model to the device before building the optimizer and loading its state. "
-                             + FIX_LOAD)
-                _RESUMED[key] = GradeFailure(text)
-            finally:
-                hook.remove()
-    if isinstance(_RESUMED[key], GradeFailure):
-        raise _RESUMED[key]
-    return _RESUMED[key]
+    checkpoint, loader, log_every = draw()
+    saved_on = saving_device(device)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "last.pt"
+        torch.save(moved(checkpoint, saved_on), path)
+        mod = torch.get_device_module(saved_on) if saved_on != device else None
+        if mod is not None:
+            mod.reset_peak_memory_stats(saved_on)
+            before = mod.memory_allocated(saved_on)
+        try:
+            with forward_passes(nn.Sequential) as forwards, measure(device) as m, \
+                    running(f"resume(path, loader, {str(device)!r}, {log_every}) of a checkpoint saved on {saved_on}",
+                            submission):
+                result = submission.resume(str(path), loader, device, log_every)
+        except GradeFailure as exc:
+            text = str(exc)
+            if "same device" in text or "to be on" in text:
+                text += ("\nOne operand is still where the checkpoint put it or where the model was built: "
+                         "Optimizer.load_state_dict puts the saved state where each parameter is at that moment, "
+                         "so move the model to the device before building the optimizer and loading its state. "
+                         + FIX_LOAD)
+            raise GradeFailure(text) from None
+        extra = mod.max_memory_allocated(saved_on) - before if mod is not None else 0
+    return Resumed(checkpoint, loader, log_every, saved_on, extra, forwards, result, m)
 
 
 def model_and_log(t: Resumed):
@@ -150,7 +136,8 @@ def test_trains_on_the_device_it_is_given(submission, device):
     where = sorted({str(v.device) for v in model.state_dict().values()})
     if [canonical(w) for w in where] != [canonical(device)]:
         fail(f"the model resume returns has tensors on {', '.join(where)}; it should be on {device}.")
-    elsewhere = sorted({str(d) for d in t.forwards if d is None or canonical(d) != canonical(device)})
+    elsewhere = sorted({str(f.device) for f in t.forwards
+                        if f.device is None or canonical(f.device) != canonical(device)})
     if len(t.forwards) < len(t.loader) or elsewhere:
         fail(f"resume ran the model on {', '.join(elsewhere) or 'fewer batches than the loader has'}: every step "
              f"must run on {device}.")
