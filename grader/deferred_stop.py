@@ -7,8 +7,8 @@ simulated accelerator that may be Python that C++ cannot unwind: its device guar
 process ends with "terminate called without an active exception". A finalizer (a tensor freed, its memory
 given back) prints the exception and drops it, so the stop is lost. So the handler calls `raise_at_next_line`
 instead: the exception is raised by a trace function at the next line of the chosen code (the learner's),
-a statement where any error of its own could come from, and again at each line after that (an `except:` that
-swallows it does not keep the code running) until `cancel`."""
+a statement where any error of its own could come from (and, if asked, again at each line after that: an
+`except:` that swallows it does not keep the code running) until `cancel`."""
 
 from __future__ import annotations
 
@@ -16,13 +16,14 @@ import sys
 from types import FrameType
 from typing import Callable
 
-_armed: list = []  # the local trace function while armed (at most one)
+_armed: list = []  # while armed: the trace function that was set before (a debugger's, coverage's)
 
 
 def raise_at_next_line(make_exception: Callable[[], BaseException], is_chosen: Callable[[str], bool],
-                       frame: FrameType | None) -> None:
-    """From the next line on, raise `make_exception()` in frames of files for which `is_chosen(filename)`: those
-    running now (`frame`, the handler's, and its callers) and those called later. Main thread only."""
+                       frame: FrameType | None, again: bool = True) -> None:
+    """At the next line of a file for which `is_chosen(filename)`, in frames running now (`frame`, the handler's,
+    and its callers) or called later, raise `make_exception()`; with `again`, at each line after that too (else
+    it is cancelled once raised). Main thread only."""
     chosen: dict[str, bool] = {}
 
     def chosen_file(code) -> bool:
@@ -32,14 +33,17 @@ def raise_at_next_line(make_exception: Callable[[], BaseException], is_chosen: C
         return chosen[name]
 
     def local(frame, event, arg):
-        if event == "line" and not _in_backward():  # the learner's hook or dispatch: after the backward
+        if event == "line" and _armed and not _in_backward():  # the learner's hook or dispatch: after the backward
+            if not again:
+                cancel()
             raise make_exception()
         return local
 
     def calls(frame, event, arg):  # every new frame: traced only if it is the chosen code's
         return local if chosen_file(frame.f_code) else None
 
-    _armed[:] = [local]
+    if not _armed:
+        _armed.append(sys.gettrace())
     while frame is not None:
         if chosen_file(frame.f_code):
             frame.f_trace, frame.f_trace_lines = local, True
@@ -55,8 +59,7 @@ def _in_backward() -> bool:
 def cancel() -> None:
     """No more raising (the code has stopped)."""
     if _armed:
-        sys.settrace(None)
-        _armed.clear()
+        sys.settrace(_armed.pop())
 
 
 def learners_code(script: str) -> Callable[[str], bool]:
@@ -72,5 +75,28 @@ def learners_code(script: str) -> Callable[[str], bool]:
     def chosen(filename: str) -> bool:
         return filename == script or (filename.startswith(folder) and not filename.startswith(ours)
                                       and "-packages" + os.sep not in filename)
+
+    return chosen
+
+
+def libraries_but(*modules: str) -> Callable[[str], bool]:
+    """Files of libraries (not the standard library's) outside the packages of these modules' files
+    (`torch.__file__`, `grader.__file__`...), and the learner's own."""
+    import os
+
+    def package(module_file: str) -> str:
+        folder = os.path.dirname(os.path.abspath(module_file))
+        while os.path.isfile(os.path.join(os.path.dirname(folder), "__init__.py")):
+            folder = os.path.dirname(folder)
+        return folder + os.sep
+
+    excluded = tuple(package(m) for m in modules)
+    stdlib = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
+
+    def chosen(filename: str) -> bool:
+        path = os.path.abspath(filename)
+        if filename.startswith("<") or path.startswith(excluded):
+            return False
+        return not path.startswith(stdlib) or "-packages" + os.sep in path
 
     return chosen

@@ -376,6 +376,35 @@ def test_a_loop_without_optimizer_or_loader_is_reported_at_the_time_limit(tmp_pa
     assert [(f["code"], f["line"]) for f in result["findings"]] == [("host-read-per-step", 10)]
 
 
+def test_a_loop_inside_a_library_is_stopped_at_the_time_limit_too(tmp_path):
+    # No line of the learner's own code comes once the time is up (the loop is a library's, in an environment
+    # inside the learner's folder): a second of CPU time later the doctor stops it in any code but torch's, the
+    # standard library's and its own.
+    library = tmp_path / "env" / "site-packages"
+    library.mkdir(parents=True)
+    (library / "trainer_lib.py").write_text(textwrap.dedent('''\
+        import torch
+
+        def fit():
+            device = torch.accelerator.current_accelerator()
+            w = torch.zeros(4, device=device, requires_grad=True)
+            while True:
+                loss = (torch.randn(16, 4, device=device) @ w - 1).pow(2).mean()
+                loss.backward()
+                with torch.no_grad():
+                    w -= 0.1 * w.grad
+                    w.grad = None
+    '''))
+    path = _script(tmp_path, '''\
+        import os, sys
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "env", "site-packages"))
+        import trainer_lib
+        trainer_lib.fit()
+    ''')
+    result = diagnose(str(path), cwd=str(tmp_path), timeout=3)
+    assert result["outcome"] == "time-up", result
+
+
 SIGNAL_AT = '''\
 import sys, torch
 from torch.utils._python_dispatch import TorchDispatchMode
