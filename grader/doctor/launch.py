@@ -157,10 +157,13 @@ def _message(outcome: str, timeout: float, output: str) -> str:
         return (f"The script printed more than {limits.OUTPUT_LIMIT // 2**20} MiB, the doctor's output limit: print a "
                 "little (a loss every few hundred steps), not whole tensors or every step.")
     if outcome == "killed" and "terminate called" in output:
-        return ("The script's process ended inside PyTorch's C++ code (\"terminate called\"): this happens when the "
-                "doctor stops a script at its time limit in the middle of a backward pass on the simulated "
-                "accelerator, a known bug of the doctor, not of your script. Rerun with a larger --timeout, or "
-                "with --steps if the script uses an optimizer or a DataLoader.")
+        # The doctor's own time limit no longer does this (grader.deferred_stop); an error raised by a simulated
+        # kernel during a backward still can (the engine unwinds it through the simulator's Python device guard).
+        return ("The script's process ended inside PyTorch's C++ code (\"terminate called\"), most likely at an "
+                "error raised during a backward pass on the simulated accelerator, which the simulator cannot "
+                "report (a limit of the doctor, not necessarily of your script). Run the script plainly, or the "
+                "doctor with --device cpu, to see that error; or with --steps 1 or a larger --timeout if it "
+                "stopped near its limits.")
     if outcome == "killed":
         return ("The script's process was killed (out of memory?): the doctor allows "
                 f"{limits.describe_memory()}.")

@@ -18,7 +18,7 @@ from grader.doctor import analyze, cuda_only, observe
 from grader.doctor.findings import order
 from grader.doctor.observe import (Recorder, watch_library, watch_module_moves, watch_python_data,
                                   watch_synchronize)
-from grader.doctor.steps import Steps, StopScript, TimeUp, stop_when_time_is_up
+from grader.doctor.steps import Steps, StopScript, TimeUp, stop_no_more, stop_when_time_is_up
 
 
 def _main_device(device: torch.device):
@@ -59,10 +59,13 @@ def run(request: dict, device: torch.device) -> dict:
     sys.path.insert(0, os.path.dirname(path))
     namespace = {"__name__": "__main__", "__file__": path, "__builtins__": builtins, "__spec__": None}
     outcome, error, exit_code = "finished", None, None
-    stop_when_time_is_up(request.get("timeout", 120))
+    stop_when_time_is_up(request.get("timeout", 120), path)
     with observe.measure(device, rec) as m:
         try:
-            exec(code, namespace)
+            try:
+                exec(code, namespace)
+            finally:
+                stop_no_more()
         except StopScript as stop:
             outcome, error = "stopped", stop
         except TimeUp as stop:

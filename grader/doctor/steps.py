@@ -14,19 +14,28 @@ from dataclasses import dataclass, field
 import torch
 
 
+WIDEN_AFTER = 1  # second(s) of CPU time past the limit waiting for a line of the learner's own code
+
+
 class StopScript(BaseException):
     """Raised into the script once it ran the steps asked for."""
 
 
 class TimeUp(BaseException):
-    """Raised into the script when its CPU time is up (SIGXCPU at the soft limit set here), so that what ran is
-    still reported: a loop with neither an optimizer nor a DataLoader to count its steps ends so."""
+    """Raised into the script when its CPU time is up, so that what ran is still reported: a loop with neither an
+    optimizer nor a DataLoader to count its steps ends so."""
 
 
-def stop_when_time_is_up(seconds: float) -> None:
-    """From now on, the script may use `seconds` of CPU time (the hard limit, set by grader.doctor.launch, stays)."""
+def stop_when_time_is_up(seconds: float, script: str) -> None:
+    """From now on, the script may use `seconds` of CPU time (the hard limit, set by grader.doctor.launch, stays).
+
+    SIGXCPU comes at the soft limit set here. Its handler does not raise: TimeUp is raised at the next line of the
+    learner's code (grader.deferred_stop says why), never inside the simulator's kernels or device guard under
+    the autograd engine, where it ended the process ("terminate called without an active exception")."""
     import resource
     import signal
+
+    from grader import deferred_stop
 
     usage = resource.getrusage(resource.RUSAGE_SELF)
     soft = int(usage.ru_utime + usage.ru_stime + max(1.0, seconds)) + 1
@@ -34,12 +43,30 @@ def stop_when_time_is_up(seconds: float) -> None:
     if hard != resource.RLIM_INFINITY:
         soft = min(soft, hard)
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+    learners_code = deferred_stop.learners_code(script)
+    signals = [0]
 
-    def handler(signum, frame):
-        signal.signal(signal.SIGXCPU, signal.SIG_IGN)  # once: the analysis runs in the time left
-        raise TimeUp()
+    def handler(signum, frame):  # SIGXCPU comes again each second of CPU time past the soft limit
+        signals[0] += 1
+        if signals[0] == 1:
+            deferred_stop.raise_at_next_line(TimeUp, learners_code, frame)
+        elif signals[0] > WIDEN_AFTER:
+            # The learner's lines did not come (a library's training loop): a library's too, but not torch's nor
+            # the grader's (the simulator), so that the analysis still runs in the time left.
+            signal.signal(signal.SIGXCPU, signal.SIG_IGN)
+            deferred_stop.raise_at_next_line(TimeUp, deferred_stop.libraries_but(torch.__file__, __file__), frame)
 
     signal.signal(signal.SIGXCPU, handler)
+
+
+def stop_no_more() -> None:
+    """The script has ended: nothing is raised into it any more (the analysis runs in the time left)."""
+    import signal
+
+    from grader import deferred_stop
+
+    signal.signal(signal.SIGXCPU, signal.SIG_IGN)
+    deferred_stop.cancel()
 
 
 @dataclass
