@@ -1,4 +1,5 @@
-"""An exception raised by a hook of a device tensor during backward, raised again when the backward returns.
+"""An exception raised during backward by a hook of a device tensor, or by a device kernel that the engine
+called, raised again when the backward returns.
 
 The autograd engine calls a tensor hook from C++ and, when the hook raises, throws without taking Python's
 error indicator (torch/csrc/autograd/python_hook.cpp, unlike a Function's backward); unwinding then restores the
@@ -6,7 +7,13 @@ device's stream through the Python device guard while that indicator is still se
 ("terminate called without an active exception"). So a hook registered on a device tensor runs inside a wrapper
 that keeps its exception and returns what the engine refuses with a C++ error of its own, which sets no Python
 error: a CPU tensor ("hook ... has changed the type of value", check_variable_result). The backward stops there,
-as on CUDA, and backward() (registration.py) raises the hook's exception in place of the engine's."""
+as on CUDA, and backward() (registration.py) raises the hook's exception in place of the engine's.
+
+A device kernel that the engine itself calls (a MulBackward's mul: __torch_dispatch__ straight under the engine,
+no Python frame between) ends the same way when it raises: an out-of-memory, a refused device mix, a limit of
+the simulator. It keeps its exception too and returns what the dispatcher cannot convert, a C++ error again. An
+op called by Python code inside the backward (a Function's backward, a hook) raises as usual: that code may catch
+it, and the engine takes the indicator of an error that leaves a Function's backward."""
 
 from __future__ import annotations
 
@@ -27,6 +34,32 @@ def deferring(hook):
             return torch.empty(0, dtype=torch.bool)  # of another type than any device tensor's gradient
 
     return wrapper
+
+
+def _engine_call_codes():
+    import torch.autograd.graph as graph
+
+    return {graph._engine_run_backward.__code__}
+
+
+def raised_under_the_engine(frame) -> bool:
+    """Whether the op whose __torch_dispatch__ runs in `frame` was called by the autograd engine itself."""
+    import torch
+
+    if torch._C._current_graph_task_id() == -1:
+        return False
+    caller = frame.f_back
+    return caller is not None and caller.f_code in _ENGINE_CALLS.setdefault("codes", _engine_call_codes())
+
+
+_ENGINE_CALLS: dict = {}
+
+
+def defer(exc: BaseException) -> object:
+    """Keep a kernel's exception for backward() to raise, and what the kernel returns instead: no tensor, so the
+    dispatcher fails in C++ (without Python's error indicator) and the engine stops."""
+    pending.append(exc)
+    return object()
 
 
 def take_pending():

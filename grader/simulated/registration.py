@@ -100,9 +100,9 @@ def _single_threaded_backward(run):
         prev = torch._C._is_multithreading_enabled() if hasattr(torch._C, "_is_multithreading_enabled") else True
         torch._C._set_multithreading_enabled(False)
         try:
-            return run(*args, **kwargs)
+            result = run(*args, **kwargs)
         except BaseException as exc:
-            raised_by_hook = hook_errors.take_pending()  # the engine stopped at a device tensor's hook (hook_errors.py)
+            raised_by_hook = hook_errors.take_pending()  # the engine stopped at a hook or kernel (hook_errors.py)
             if raised_by_hook is not None:
                 raise raised_by_hook from None
             if isinstance(exc, RuntimeError):
@@ -110,6 +110,10 @@ def _single_threaded_backward(run):
             raise
         finally:
             torch._C._set_multithreading_enabled(prev)
+        deferred = hook_errors.take_pending()  # a kernel whose result the dispatcher ignores (an op returning None)
+        if deferred is not None:
+            raise deferred
+        return result
 
     return wrapper
 

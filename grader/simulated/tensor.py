@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import collections
 import copy
+import sys
 import weakref
 
 import torch
 
-from . import asserts, config, generators, placement, recorded_mixes, script_errors
+from . import asserts, config, generators, hook_errors, placement, recorded_mixes, script_errors
 from . import storage as _storage
 from . import limits as _limits
 from .allocator import CachingAllocator
@@ -283,6 +284,8 @@ class SimTensor(torch.Tensor):
             args = kwargs = types = a0 = a = out = None  # noqa: F841
             _clear_frames(e.__traceback__)
             script_errors.remember(e)
+            if hook_errors.raised_under_the_engine(sys._getframe()):
+                return hook_errors.defer(e)  # raising here would end the process (hook_errors.py)
             raise
 
 
