@@ -157,12 +157,11 @@ def _message(outcome: str, timeout: float, output: str) -> str:
         return (f"The script printed more than {limits.OUTPUT_LIMIT // 2**20} MiB, the doctor's output limit: print a "
                 "little (a loss every few hundred steps), not whole tensors or every step.")
     if outcome == "killed" and "terminate called" in output:
-        # The doctor's own time limit no longer does this (grader.deferred_stop); an error raised by a simulated
-        # kernel during a backward still can (the engine unwinds it through the simulator's Python device guard).
-        return ("The script's process ended inside PyTorch's C++ code (\"terminate called\"), most likely at an "
-                "error raised during a backward pass on the simulated accelerator, which the simulator cannot "
-                "report (a limit of the doctor, not necessarily of your script). Run the script plainly, or the "
-                "doctor with --device cpu, to see that error; or with --steps 1 or a larger --timeout if it "
+        # Neither the doctor's time limit (grader.deferred_stop) nor an error of a simulated kernel during a
+        # backward (grader.simulated.hook_errors) does this any more; what is left is C++ giving up on its own.
+        return ("The script's process ended inside PyTorch's C++ code (\"terminate called\"), without a Python "
+                "error the doctor could report. Run the script plainly, or the doctor with --device cpu, to see "
+                "whether it happens without the simulated accelerator; with --steps 1 or a larger --timeout if it "
                 "stopped near its limits.")
     if outcome == "killed":
         return ("The script's process was killed (out of memory?): the doctor allows "
