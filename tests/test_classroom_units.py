@@ -485,3 +485,156 @@ def test_without_a_shared_run_a_process_keeps_its_own_class_grades(monkeypatch):
         assert registered == [grades.close]
     finally:
         grades.close()
+
+
+# ------------------------------------------------------------------------------------ a gradebook, without nbgrader's CLI
+@pytest.fixture(scope="module")
+def _course_template(tmp_path_factory):
+    """A course folder whose gradebook holds one notebook: a masked_mean answer, two test cells written by
+    `devcourse classroom generate` and one that was not; two submissions."""
+    from nbgrader.api import Gradebook
+
+    path = os.environ["PATH"]
+    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{path}"  # nbgrader runs its alembic
+    root = tmp_path_factory.mktemp("template") / "course"
+    root.mkdir()
+    url = f"sqlite:///{root / 'gradebook.db'}"
+    tests = {"masked_mean-accelerator": "# t\nfrom grader.classroom.kernel import require\n"
+                                        "require('masked_mean', 'accelerator', 'cpu')",
+             "noise_batch-accelerator": "require('noise_batch', 'accelerator')",
+             "by-hand": "assert 1 + 1 == 2"}
+    with Gradebook(url, "device-course") as gb:
+        gb.add_assignment("a1")
+        gb.add_notebook("nb", "a1")
+        gb.add_grade_cell("masked_mean-answer", "nb", "a1", max_score=0, cell_type="code")
+        gb.add_solution_cell("masked_mean-answer", "nb", "a1")
+        gb.add_source_cell("masked_mean-answer", "nb", "a1", cell_type="code", source="%%answer masked_mean\nx")
+        for name, text in tests.items():
+            gb.add_grade_cell(name, "nb", "a1", max_score=1, cell_type="code")
+            gb.add_source_cell(name, "nb", "a1", cell_type="code", locked=True, source=text)
+    for student, code in (("ann", "%%answer masked_mean\nann's fix"), ("bob", "%%answer masked_mean\nbob's fix")):
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(code, metadata={"nbgrader": {"grade_id": "masked_mean-answer",
+                                                                         "solution": True}})]
+        folder = root / "submitted" / student / "a1"
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / "nb.ipynb")
+    (root / "submitted" / "cid" / "other-assignment").mkdir(parents=True)
+    (root / "submitted" / "dan" / "a1").mkdir(parents=True)  # a submission without the notebook
+    os.environ["PATH"] = path
+    return root
+
+
+@pytest.fixture
+def course_root(_course_template, tmp_path):
+    """A copy of the course folder (made once: creating a gradebook takes seconds)."""
+    import shutil
+
+    return Path(shutil.copytree(_course_template, tmp_path / "course"))
+
+
+def test_test_cells_are_read_from_the_gradebook(course_root):
+    url = f"sqlite:///{course_root / 'gradebook.db'}"
+    assert engine_grading.test_cells(url, "nb", "a1") == {
+        "masked_mean-accelerator": ("masked_mean", ("accelerator", "cpu")),
+        "noise_batch-accelerator": ("noise_batch", ("accelerator",)), "by-hand": ("", ())}
+
+
+def test_every_answer_of_the_class_is_started_before_the_first_converter(course_root):
+    from grader.classroom import autograde
+
+    class Recorded:
+        def submit_all(self, found):
+            self.found = found
+            return ["future"] * len(found)
+
+    grades = Recorded()
+    students = autograde.submitted_students(course_root, "a1")
+    assert students == ["ann", "bob", "dan"]
+    assert autograde.start_gradings(course_root, "a1", students, grades) == ["future", "future"]
+    assert grades.found == [("masked_mean", "# the answer cell of masked_mean\nann's fix\n"),
+                            ("masked_mean", "# the answer cell of masked_mean\nbob's fix\n")]
+    assert autograde.start_gradings(course_root, "no-such-assignment", students, grades) == []
+    autograde.create_students(course_root, ["ann", "eve"])
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course_root / 'gradebook.db'}", "device-course") as gb:
+        assert sorted(s.id for s in gb.students) == ["ann", "eve"]
+    with pytest.raises(FileNotFoundError, match="no submissions of a2 under"):
+        autograde.autograde(course_root, "a2", progress=False)
+
+
+def test_the_course_configuration_and_the_gradebooks_wait_for_busy_writers(tmp_path):
+    from grader.classroom import autograde
+
+    assert autograde.load_config(tmp_path) == {}
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\nc.CourseDirectory.course_id = 'mine'\n"
+                                                 "c.CourseDirectory.db_url = 'sqlite:///x.db?mode=rw'\n")
+    assert autograde.load_config(tmp_path).CourseDirectory.course_id == "mine"
+    api, coursedir = autograde._api(tmp_path)
+    assert coursedir.root == str(tmp_path) and coursedir.db_url == f"sqlite:///x.db?mode=rw&timeout={autograde.SQLITE_BUSY_SECONDS}"
+    assert api.config.Autograde.sanitize_preprocessors == autograde.SANITIZE_STEPS
+    assert api.config.Autograde.autograde_preprocessors == autograde.AUTOGRADE_STEPS
+    assert api.config.RestoreCells.add_missing_cells is True
+    for url, kept in (("sqlite:///y.db", "sqlite:///y.db?timeout=120"), ("sqlite:///z.db?timeout=5", "sqlite:///z.db?timeout=5"),
+                      ("postgresql://db/course", "postgresql://db/course")):
+        (tmp_path / "nbgrader_config.py").write_text(f"c = get_config()\nc.CourseDirectory.db_url = {url!r}\n")
+        assert autograde._api(tmp_path)[1].db_url == kept
+
+
+def test_a_cluster_task_that_died_is_a_failed_submission_and_progress_counts_each():
+    from concurrent.futures import Future
+    from io import StringIO
+
+    from rich.console import Console
+
+    from grader.classroom import autograde
+
+    ok, died = Future(), Future()
+    ok.set_result({"student": "ann", "success": True, "error": "", "log": "", "seconds": 1.0})
+    died.set_exception(OSError("node lost"))
+    results = list(autograde._finished({ok: "ann", died: "bob"}, lambda futures: iter(futures)))
+    assert results[0]["student"] == "ann" and results[1] == {
+        "student": "bob", "success": False, "log": "", "seconds": 0.0, "error": "the task failed: OSError: node lost"}
+    out = StringIO()
+    shown = autograde._show(iter(results), 2, "a1", Console(file=out, width=120, force_terminal=False), progress=True)
+    assert shown == results
+    text = out.getvalue()
+    assert "autograding a1" in text and "2/2" in text and "✗ bob (0.0 s)" in text
+    quiet = StringIO()
+    autograde._show(iter(results), 2, "a1", Console(file=quiet), progress=False)
+    assert quiet.getvalue() == ""
+
+
+def _where(x):
+    return x, os.getpid()
+
+
+def test_converters_run_in_forks_once_the_started_gradings_are_made(monkeypatch):
+    import os as os_mod
+    from concurrent.futures import Future
+
+    from grader.classroom import autograde
+
+    made = Future()
+    made.set_result(None)
+    with autograde._converters(1, [made]) as convert:  # one submission: in this process
+        assert list(convert(_where, [(1,), (2,)])) == [(1, os.getpid()), (2, os.getpid())]
+    monkeypatch.setattr(os_mod, "cpu_count", lambda: 2)
+    with autograde._converters(3, [made]) as convert:
+        done = list(convert(_where, [(1,), (2,), (3,)]))
+    assert sorted(x for x, _ in done) == [1, 2, 3] and all(pid != os.getpid() for _, pid in done)
+    monkeypatch.setattr(os_mod, "cpu_count", lambda: 1)
+    with autograde._converters(3, [made]) as convert:
+        assert [pid for _, pid in convert(_where, [(1,)])] == [os.getpid()]
+
+
+def test_a_converter_fork_gets_fresh_threads_for_the_shared_grades(monkeypatch):
+    from grader.classroom import autograde
+
+    forked = []
+    monkeypatch.setattr(engine_grading, "SHARED", type("G", (), {"after_fork": lambda self: forked.append(1)})())
+    autograde._after_fork()
+    monkeypatch.setattr(engine_grading, "SHARED", None)
+    autograde._after_fork()
+    assert forked == [1]
