@@ -38,3 +38,14 @@ def test_views_saved_together_load_as_views_of_one_storage():
     moved = torch.load(buf, map_location="sim:0")
     moved["tail"].zero_()
     assert moved["whole"].cpu().tolist() == [0.0, 1.0, 0.0, 0.0, 0.0, 0.0] and moved["whole"].device.index == 0
+
+
+def test_a_callable_map_location_gives_the_storage_it_returns():
+    """As for a CUDA checkpoint: the loaded tensor lives in the storage map_location returned, not in a copy."""
+    buf = io.BytesIO()
+    torch.save({"w": torch.arange(4.0, device="sim:0")[1:]}, buf)
+    buf.seek(0)
+    returned = {}  # location -> the storage returned for it (torch also calls it for the file's CPU copy: "cpu")
+    w = torch.load(buf, map_location=lambda storage, loc: returned.setdefault(loc, storage.clone()))["w"]
+    assert w.device.type == "cpu" and w.tolist() == [1.0, 2.0, 3.0]
+    assert w.untyped_storage().data_ptr() == returned["sim:0"].data_ptr() and w.storage_offset() == 1
