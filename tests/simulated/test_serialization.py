@@ -49,3 +49,24 @@ def test_a_callable_map_location_gives_the_storage_it_returns():
     w = torch.load(buf, map_location=lambda storage, loc: returned.setdefault(loc, storage.clone()))["w"]
     assert w.device.type == "cpu" and w.tolist() == [1.0, 2.0, 3.0]
     assert w.untyped_storage().data_ptr() == returned["sim:0"].data_ptr() and w.storage_offset() == 1
+
+
+def test_a_checkpoint_loaded_where_no_device_is_usable_says_what_cuda_says():
+    """A CUDA wheel on a machine without a GPU (gs.unusable()): torch.load says is_available() is False, for a
+    checkpoint saved on the device and for map_location naming it, not "device 0 but device_count() is 0"."""
+    import grader.simulated as gs
+
+    saved, plain = io.BytesIO(), io.BytesIO()
+    torch.save({"w": torch.ones(2, device="sim:0")}, saved)
+    torch.save({"w": torch.ones(2)}, plain)
+    with gs.unusable():
+        for buf, where in ((saved, None), (saved, "sim"), (plain, "sim"), (plain, "sim:0")):
+            buf.seek(0)
+            try:
+                torch.load(buf, map_location=where)
+            except RuntimeError as e:
+                assert str(e) == MISSING, where
+            else:
+                raise AssertionError(f"loaded with map_location={where!r} where no device is usable")
+        saved.seek(0)
+        assert torch.load(saved, map_location="cpu")["w"].device.type == "cpu"
