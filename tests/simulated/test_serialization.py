@@ -10,20 +10,6 @@ import torch
 from tests.simulated.test_training import MISSING, ROOT
 
 
-def test_a_weights_only_load_before_the_simulators_import_does_not_keep_torchs_rebuild(tmp_path):
-    """torch caches the functions a weights_only load may call, on its first such load: a process that loaded a
-    checkpoint before importing grader.simulated must still get the simulator's rebuild (CUDA's text where sim
-    is not installed, not torch's "Expected one of cpu, cuda, ... device type at start of device string: sim")."""
-    path, plain = tmp_path / "sim.pt", tmp_path / "cpu.pt"
-    torch.save({"w": torch.ones(2, device="sim:0")}, path)
-    torch.save({"w": torch.ones(2)}, plain)
-    code = (f"import torch\nprint(torch.load({str(plain)!r}, weights_only=True)['w'].device)\n"
-            "import grader.simulated\n"
-            f"try:\n    torch.load({str(path)!r}, weights_only=True)\nexcept RuntimeError as e:\n    print(repr(str(e)))\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert r.stdout.splitlines() == ["cpu", repr(MISSING)], r.stderr
-
-
 def test_views_saved_together_load_as_views_of_one_storage():
     base = torch.arange(6.0, device="sim:1")
     buf = io.BytesIO()
@@ -70,3 +56,17 @@ def test_a_checkpoint_loaded_where_no_device_is_usable_says_what_cuda_says():
                 raise AssertionError(f"loaded with map_location={where!r} where no device is usable")
         saved.seek(0)
         assert torch.load(saved, map_location="cpu")["w"].device.type == "cpu"
+
+
+def test_a_weights_only_load_before_the_simulators_import_does_not_keep_torchs_rebuild(tmp_path):
+    """torch caches the functions a weights_only load may call, on its first such load: a process that loaded a
+    checkpoint before importing grader.simulated must still get the simulator's rebuild (CUDA's text where sim
+    is not installed, not torch's "Expected one of cpu, cuda, ... device type at start of device string: sim")."""
+    path, plain = tmp_path / "sim.pt", tmp_path / "cpu.pt"
+    torch.save({"w": torch.ones(2, device="sim:0")}, path)
+    torch.save({"w": torch.ones(2)}, plain)
+    code = (f"import torch\nprint(torch.load({str(plain)!r}, weights_only=True)['w'].device)\n"
+            "import grader.simulated\n"
+            f"try:\n    torch.load({str(path)!r}, weights_only=True)\nexcept RuntimeError as e:\n    print(repr(str(e)))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert r.stdout.splitlines() == ["cpu", repr(MISSING)], r.stderr
