@@ -37,6 +37,7 @@ def test_a_program_splits_into_its_docstring_and_its_code():
     text = '"""Title line.\n\nMore.\n\nCheck your fix with:\n    devcourse check x\n"""\n\n\nimport torch\nx = 1\n\n'
     assert source.split_text(text) == ("Title line.\n\nMore.", "import torch\nx = 1\n")
     assert source.split_text("import torch\n") == ("", "import torch\n")  # no docstring: all code
+    assert source.split_text("print('hi')\nx = 1\n") == ("", "print('hi')\nx = 1\n")  # an expression is code
     assert source.split_text("\n\nx = 1") == ("", "x = 1\n")
     assert source.split_text("") == ("", "\n")
     assert source.split_text('"""Only a docstring."""\n') == ("Only a docstring.", "\n")
