@@ -79,12 +79,12 @@ def recorded_grading(monkeypatch):
 
     def grade(ex, file, device=None):
         with lock:
-            calls.append((ex, [Path(file).read_text()], Path(file).name))
+            calls.append((ex, [Path(file).read_text()], Path(file).name, "one"))
         return grade_of(ex, CheckResult(PLAIN, "cpu", "passed", Path(file).read_text()), file=file)
 
     def grade_many(ex, files):
         with lock:
-            calls.append((ex, [Path(f).read_text() for f in files], Path(files[0]).name))
+            calls.append((ex, [Path(f).read_text() for f in files], Path(files[0]).name, "batch"))
         return [grade_of(ex, CheckResult(PLAIN, "cpu", "passed", Path(f).read_text()), file=f) for f in files]
 
     monkeypatch.setattr(runner, "grade", grade)
@@ -104,8 +104,9 @@ def test_each_distinct_answer_is_graded_once_and_every_copy_gets_its_grade(recor
         assert (grades.distinct, grades.asked) == (3, 5)
         assert folder.is_dir()
     assert not folder.exists()  # the answers' files go with the context
-    by_exercise = sorted((ex.name, texts, name) for ex, texts, name in recorded_grading)
-    assert by_exercise == [("masked_mean", ["a"], "masked_mean.py"), ("noise_batch", ["a", "b"], "noise_batch.py")]
+    by_exercise = sorted((ex.name, texts, name, kind) for ex, texts, name, kind in recorded_grading)
+    assert by_exercise == [("masked_mean", ["a"], "masked_mean.py", "one"),  # a lone answer needs no batch
+                           ("noise_batch", ["a", "b"], "noise_batch.py", "batch")]
 
 
 def test_the_first_batch_of_every_exercise_is_graded_first(recorded_grading):
@@ -113,7 +114,7 @@ def test_the_first_batch_of_every_exercise_is_graded_first(recorded_grading):
     with answers.ClassGrades(jobs=1) as grades:
         for f in grades.submit_all(many):
             f.result()
-    order = [(ex.name, len(texts)) for ex, texts, _ in recorded_grading]
+    order = [(ex.name, len(texts)) for ex, texts, _, _ in recorded_grading]
     assert order == [("noise_batch", 7), ("masked_mean", 1), ("noise_batch", 6)]
 
 
@@ -303,6 +304,25 @@ def test_quiet_keeps_warnings_and_both_stderrs_out_of_the_cell(capfd):
         warnings.simplefilter("always")
         warnings.warn("seen", UserWarning)
     assert len(seen) == 1
+
+
+@pytest.mark.parametrize("broken", ["dup", "dup2"])
+def test_quiet_without_a_file_descriptor_to_redirect_still_keeps_pythons_stderr(monkeypatch, capsys, broken):
+    """A kernel whose fd 2 cannot be duplicated (or replaced): Python's stderr and warnings are still kept out."""
+    real = getattr(os, broken)
+    closed = []
+    monkeypatch.setattr(os, "close", lambda fd: closed.append(fd))
+
+    def refuse(*args):
+        raise OSError("no fd 2 here")
+
+    monkeypatch.setattr(os, broken, refuse)
+    with kernel.quiet() as sink:
+        warnings.warn("hidden", UserWarning)
+        print("python stderr", file=sys.stderr)
+    monkeypatch.setattr(os, broken, real)
+    assert capsys.readouterr().err == "" and sink.getvalue() == "python stderr\n"
+    assert len(closed) == (1 if broken == "dup2" else 0)  # a duplicated fd is closed once, not restored
 
 
 @pytest.fixture
