@@ -71,6 +71,14 @@ def test_answers_are_split_into_even_batches_of_at_most_the_batch_size():
     assert answers.default_jobs() == (os.cpu_count() or 1) + 1
 
 
+WAIT = 60  # seconds: the recorded gradings take milliseconds; a grading that never comes fails the test
+
+
+def graded(grades, name, code):
+    """grades.grade(name, code), with a limit."""
+    return grades.submit(name, code).result(WAIT)
+
+
 @pytest.fixture
 def recorded_grading(monkeypatch):
     """runner.grade / grade_many replaced: each call recorded as (exercise, [file's text...])."""
@@ -99,7 +107,7 @@ def test_each_distinct_answer_is_graded_once_and_every_copy_gets_its_grade(recor
         futures = grades.submit_all([("noise_batch", "a"), ("noise_batch", "a"), ("masked_mean", "a"),
                                      ("noise_batch", "b")])
         assert futures[0] is futures[1] and futures[0] is not futures[2]
-        assert [f.result().results[0].message for f in futures] == ["a", "a", "a", "b"]
+        assert [f.result(WAIT).results[0].message for f in futures] == ["a", "a", "a", "b"]
         assert grades.grade("noise_batch", "b").results[0].message == "b"  # already made: not graded again
         assert (grades.distinct, grades.asked) == (3, 5)
         assert folder.is_dir()
@@ -113,7 +121,7 @@ def test_the_first_batch_of_every_exercise_is_graded_first(recorded_grading):
     many = [("noise_batch", str(i)) for i in range(13)] + [("masked_mean", "x")]
     with answers.ClassGrades(jobs=1) as grades:
         for f in grades.submit_all(many):
-            f.result()
+            f.result(WAIT)
     order = [(ex.name, len(texts)) for ex, texts, _, _ in recorded_grading]
     assert order == [("noise_batch", 7), ("masked_mean", 1), ("noise_batch", 6)]
 
@@ -121,7 +129,7 @@ def test_the_first_batch_of_every_exercise_is_graded_first(recorded_grading):
 def test_the_instructors_time_limit_applies_and_a_failed_grading_reaches_every_waiter(recorded_grading, monkeypatch):
     monkeypatch.setenv(kernel.TIMEOUT_VARIABLE, "7")
     with answers.ClassGrades(jobs=1) as grades:
-        grades.grade("noise_batch", "x")
+        graded(grades, "noise_batch", "x")
         assert recorded_grading[-1][0].timeout == 7.0
 
         def broken(ex, file, device=None):
@@ -129,13 +137,13 @@ def test_the_instructors_time_limit_applies_and_a_failed_grading_reaches_every_w
 
         monkeypatch.setattr(runner, "grade", broken)
         with pytest.raises(OSError, match="no worker"):
-            grades.grade("noise_batch", "y")
+            graded(grades, "noise_batch", "y")
         with pytest.raises(KeyError):
-            grades.grade("no_such_exercise", "z")
+            graded(grades, "no_such_exercise", "z")
         grades.after_fork()  # a fresh pool and lock: grading goes on, grades made stay
         assert grades.submit("noise_batch", "x").done()
         monkeypatch.setattr(runner, "grade", lambda ex, f, device=None: grade_of(ex, file=f))
-        assert grades.grade("masked_mean", "new").results == []
+        assert graded(grades, "masked_mean", "new").results == []
 
 
 # ------------------------------------------------------------------------------------ notebook and metadata
