@@ -410,6 +410,8 @@ def test_slugs_and_assignment_titles():
     assert (assignment, title) == ("part1-where-tensors-live", generate.parts()[0][0])
     assert [(ch, [e.name for e in exs]) for ch, exs in groups] == [(NB.chapter, ["noise_batch"]),
                                                                    (MM.chapter, ["masked_mean"])]
+    (later,) = generate.assignments(only=["nested_batch"])  # the parts before it hold none of the chosen
+    assert later[0] == "part2-feeding-the-device"
     with pytest.raises(KeyError, match="no exercise named a, b"):
         generate.assignments(only=["noise_batch", "b", "a"])
 
@@ -442,7 +444,11 @@ def test_generate_writes_the_config_and_one_notebook_per_assignment(monkeypatch,
     tests = [(_meta(c)["grade_id"], _meta(c)["points"]) for c in nb.cells if _meta(c).get("grade")]
     assert tests == [("masked_mean-accelerator", MM.points)]
     assert generate.split_points([]) == {}
-    assert generate.generate(tmp_path / "again", only=["noise_batch"])[0].parent.parent.parent == tmp_path / "again"
+    again = tmp_path / "again"
+    for _ in range(2):  # by part of the book, the course's time limit; written again over the same folder
+        (one,) = generate.generate(again, only=["noise_batch"])
+        assert one == again / "source" / "part1-where-tensors-live" / "part1-where-tensors-live.ipynb"
+        assert "c.Execute.timeout = 180\n" in (again / "nbgrader_config.py").read_text()
 
 
 # ------------------------------------------------------------------------------------ engine_grading
