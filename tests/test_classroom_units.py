@@ -146,6 +146,32 @@ def test_the_instructors_time_limit_applies_and_a_failed_grading_reaches_every_w
         assert graded(grades, "masked_mean", "new").results == []
 
 
+def test_closing_cancels_the_gradings_not_started_and_can_be_done_twice(monkeypatch):
+    import time
+
+    started, release, calls = threading.Event(), threading.Event(), []
+
+    def grade(ex, file, device=None):
+        calls.append(ex.name)
+        started.set()
+        release.wait(WAIT)
+        return grade_of(ex, file=file)
+
+    monkeypatch.setattr(runner, "grade", grade)
+    grades = answers.ClassGrades(jobs=1)
+    grades.submit_all([("noise_batch", "a"), ("masked_mean", "b"), ("fit_line", "c")])  # three batches, one at a time
+    assert started.wait(WAIT)
+    closing = threading.Thread(target=grades.close)
+    closing.start()
+    deadline = time.monotonic() + WAIT
+    while not grades._pool._shutdown and time.monotonic() < deadline:  # close() has begun: the queue is cancelled
+        time.sleep(0.01)
+    release.set()
+    closing.join(WAIT)
+    assert calls == ["noise_batch"] and not grades._folder.exists()
+    grades.close()  # again (an atexit close after the context's): nothing left to do, no error
+
+
 # ------------------------------------------------------------------------------------ notebook and metadata
 def split_of(ex, *names_points):
     names = [n for n, _ in names_points]
