@@ -71,6 +71,11 @@ def test_answers_are_split_into_even_batches_of_at_most_the_batch_size():
     assert answers.default_jobs() == (os.cpu_count() or 1) + 1
 
 
+def test_where_the_cores_are_unknown_two_batches_are_graded_at_once(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: None)
+    assert answers.default_jobs() == 2
+
+
 WAIT = 60  # seconds: the recorded gradings take milliseconds; a grading that never comes fails the test
 
 
@@ -155,6 +160,7 @@ def test_closing_cancels_the_gradings_not_started_and_can_be_done_twice(monkeypa
         calls.append(ex.name)
         started.set()
         release.wait(WAIT)
+        calls.append(Path(file).exists())  # the answer's file outlives its grading
         return grade_of(ex, file=file)
 
     monkeypatch.setattr(runner, "grade", grade)
@@ -166,9 +172,11 @@ def test_closing_cancels_the_gradings_not_started_and_can_be_done_twice(monkeypa
     deadline = time.monotonic() + WAIT
     while not grades._pool._shutdown and time.monotonic() < deadline:  # close() has begun: the queue is cancelled
         time.sleep(0.01)
+    closing.join(0.5)
+    assert closing.is_alive()  # close() waits for the grading under way
     release.set()
     closing.join(WAIT)
-    assert calls == ["noise_batch"] and not grades._folder.exists()
+    assert calls == ["noise_batch", True] and not grades._folder.exists()
     grades.close()  # again (an atexit close after the context's): nothing left to do, no error
 
 
