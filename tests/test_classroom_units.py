@@ -233,6 +233,10 @@ def test_one_section_has_no_chapter_heading_and_a_block_that_requires_nothing_el
     nb = notebook.build("T", [("tensors", [NB])], split)
     assert [c.get("id") for c in nb.cells][:3] == ["intro", "setup", "noise_batch-explanation"]
     assert nb.cells[2].source.endswith(f"Points: {NB.points} — 1 for {blocks.TITLES['accelerator']}.")
+    copies_only = {"masked_mean": [blocks.Block("masked_mean", "copies", 2, ("copies", "cpu", "accelerator"))]}
+    nb = notebook.build("T", [("mismatch", [MM])], copies_only)
+    assert nb.cells[2].source.endswith(f"Points: 2 — 2 for {blocks.TITLES['copies']} (each also requires what "
+                                       "already worked: right on the CPU, right on an accelerator).")
 
 
 def test_the_cell_metadata_check_validates_once_and_refuses_what_nbgrader_refuses():
