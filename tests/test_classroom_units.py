@@ -289,7 +289,9 @@ def test_without_the_shared_renderer_the_report_is_the_older_table(monkeypatch):
                        CheckResult(COST, "cuda:0", "skipped", "no GPU"))
     text = report.plain(failing)
     assert text.count("✗ on sim:") == 1 and "✗ on sim:0: result on the CPU, not sim:0" in text
-    assert text.count("skipped: no GPU") == 1
+    assert text.count("skipped: no GPU") == 1 and text.count("skipped:") == 1  # the reasons of skipped checks only
+    header = text.splitlines()[1]
+    assert [w for w in header.replace("|", " ").replace("┃", " ").split()] == ["check", "device", "result"]
     assert "runs on the device of its inputs" in text and "test_runs" not in text
     assert text.rstrip().endswith("Not yet. Stuck? devcourse hint masked_mean")
     passing = report.plain(grade_of(MM, *PASSING))
@@ -298,9 +300,51 @@ def test_without_the_shared_renderer_the_report_is_the_older_table(monkeypatch):
     assert "color: #800000" in html or "#800000" in html  # failed rows in red
 
 
+LONG_CHECK = "test_" + "_".join(["a_check_with_a_very_long_name"] * 6)
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_the_report_is_110_columns_wide_and_keeps_long_messages_whole(monkeypatch, shared):
+    if not shared:
+        monkeypatch.setattr(report, "_shared", lambda: None)
+    long_message = "the result " + "is on the CPU " * 12 + "instead of sim:0"
+    g = grade_of(MM, CheckResult(LONG_CHECK, "cpu", "passed"), CheckResult(LONG_CHECK, "sim:0", "failed", long_message))
+    text = report.plain(g)
+    assert long_message in text.splitlines() or any(long_message in line for line in text.splitlines())
+    table = [line for line in text.splitlines() if line[:1] in "+|┃│╭╰┏┡└┌├╞"]
+    assert table and max(len(line) for line in table) == 110 == max(len(line) for line in report.plain(g, 110).splitlines() if line in table)
+    assert report.html(g) == report.html(g, 110) != report.html(g, 109)
+    assert report.html(g) != report.html(g, 111)
+
+
+def test_without_grader_report_the_self_check_falls_back_to_its_own_table(monkeypatch):
+    import grader
+    from grader import report as shared
+
+    monkeypatch.delattr(shared, "print_grade")  # an older learner CLI: no shared renderer
+    assert report._shared() is None
+    monkeypatch.delattr(grader, "report")
+    monkeypatch.setitem(sys.modules, "grader.report", None)  # no grader.report at all
+    assert report._shared() is None
+    assert "Not yet. Stuck? devcourse hint masked_mean" in report.plain(grade_of(MM, *FAILING))
+
+
 def test_shown_as_text_outside_a_notebook(capsys):
     report.show(grade_of(MM, *FAILING))
     assert capsys.readouterr().out == report.plain(grade_of(MM, *FAILING))
+
+
+def test_shown_as_text_without_ipython_or_in_a_terminal_ipython(monkeypatch, capsys):
+    import IPython
+
+    g = grade_of(MM, *FAILING)
+    monkeypatch.setattr(IPython, "get_ipython", lambda: object())  # IPython in a terminal: no kernel
+    report.show(g)
+    assert capsys.readouterr().out == report.plain(g)
+    monkeypatch.setitem(sys.modules, "IPython", None)
+    monkeypatch.setitem(sys.modules, "IPython.display", None)
+    report.show(g)
+    assert capsys.readouterr().out == report.plain(g)
 
 
 def test_shown_as_html_with_a_text_alternative_in_a_notebook(monkeypatch):
