@@ -382,6 +382,7 @@ def test_only_a_cell_starting_with_the_exercises_magic_is_its_answer():
 
 
 def test_quiet_keeps_warnings_and_both_stderrs_out_of_the_cell(capfd):
+    open_files = len(os.listdir("/proc/self/fd"))
     with kernel.quiet() as sink:
         warnings.warn("hidden", UserWarning)
         print("python stderr", file=sys.stderr)
@@ -390,15 +391,24 @@ def test_quiet_keeps_warnings_and_both_stderrs_out_of_the_cell(capfd):
     os.write(2, b"after\n")
     print("after too", file=sys.stderr)
     assert capfd.readouterr().err == "after\nafter too\n"  # restored
+    assert len(os.listdir("/proc/self/fd")) == open_files  # the scratch file and the saved fd are closed
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         warnings.warn("seen", UserWarning)
     assert len(seen) == 1
 
 
-@pytest.mark.parametrize("broken", ["dup", "dup2"])
+@pytest.mark.parametrize("broken", ["dup", "dup2", "flush"])
 def test_quiet_without_a_file_descriptor_to_redirect_still_keeps_pythons_stderr(monkeypatch, capsys, broken):
-    """A kernel whose fd 2 cannot be duplicated (or replaced): Python's stderr and warnings are still kept out."""
+    """A kernel whose fd 2 cannot be duplicated (or replaced), or whose stderr cannot be flushed: Python's stderr
+    and warnings are still kept out."""
+    if broken == "flush":
+        monkeypatch.setattr(sys, "stderr", object())  # no flush(): nothing of the fd is touched
+        with kernel.quiet() as sink:
+            warnings.warn("hidden", UserWarning)
+            print("python stderr", file=sys.stderr)
+        assert sink.getvalue() == "python stderr\n"
+        return
     real = getattr(os, broken)
     closed = []
     monkeypatch.setattr(os, "close", lambda fd: closed.append(fd))
@@ -469,8 +479,10 @@ def test_the_self_check_and_the_test_cells_say_what_the_grade_says(kernel_gradin
     monkeypatch.setattr(kernel, "_history", lambda: ["%%answer masked_mean\n# broken"])
     kernel.self_check("masked_mean")
     assert capsys.readouterr().out == report.plain(kernel.grade("masked_mean"))
+    graded_so_far = len(kernel_grading)
     kernel.require("masked_mean", "cpu")
     assert capsys.readouterr().out == "masked_mean: right on the CPU ✓\n"
+    assert len(kernel_grading) == graded_so_far  # the test cell reuses the self-check's grade
     with pytest.raises(kernel.NotYet) as failed:
         kernel.require("masked_mean", "accelerator", "cpu")
     assert str(failed.value) == blocks.verdict(MM, FAILING, ("accelerator", "cpu"))[1]
