@@ -767,3 +767,68 @@ def test_a_converter_fork_gets_fresh_threads_for_the_shared_grades(monkeypatch):
     monkeypatch.setattr(engine_grading, "SHARED", None)
     autograde._after_fork()
     assert forked == [1]
+
+
+def _cell(source, grade_id=None, kind="code", **flags):
+    make = nbformat.v4.new_code_cell if kind == "code" else nbformat.v4.new_markdown_cell
+    meta = {"nbgrader": {"grade_id": grade_id, "solution": False, "grade": False, "locked": False, **flags}} if grade_id else {}
+    return make(source, metadata=meta)
+
+
+def test_deleted_test_cells_are_put_back_after_the_nearest_earlier_cell_still_there(course_root):
+    from nbgrader.api import Gradebook
+
+    step = engine_grading.RestoreCells()
+    step.notebook_id, step.assignment_id = "nb", "a1"
+    with Gradebook(f"sqlite:///{course_root / 'gradebook.db'}", "device-course") as gb:
+        step.gradebook = gb
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [_cell("%%answer masked_mean\nx", "masked_mean-answer", solution=True), _cell("assert 1 + 1 == 2", "by-hand", grade=True)]
+        step.add_missing_grade_cells(nb, {})
+        assert [c.metadata["nbgrader"]["grade_id"] for c in nb.cells] == [
+            "masked_mean-answer", "masked_mean-accelerator", "noise_batch-accelerator", "by-hand"]
+        assert nb.cells[1].source.endswith("require('masked_mean', 'accelerator', 'cpu')")
+        nb.cells = [_cell("assert 1 + 1 == 2", "by-hand", grade=True)]  # every earlier cell deleted: at the end
+        step.add_missing_grade_cells(nb, {})
+        assert [c.metadata["nbgrader"]["grade_id"] for c in nb.cells] == [
+            "by-hand", "masked_mean-answer", "masked_mean-accelerator", "noise_batch-accelerator"]
+        assert nb.cells[1].metadata["nbgrader"]["solution"] is True and nb.cells[2].metadata["nbgrader"]["solution"] is False
+
+
+def test_grading_a_notebook_writes_each_test_cells_verdict_and_each_self_checks_report(course_root, monkeypatch):
+    asked = []
+
+    class Shared:
+        def submit(self, name, code):
+            asked.append((name, code))
+            return _Done(grade_of(MM, *FAILING))
+
+    monkeypatch.setattr(engine_grading, "SHARED", Shared())
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [_cell("# Title", "intro", kind="markdown", locked=True),
+                _cell("%%answer masked_mean\nfix", "masked_mean-answer", solution=True),
+                _cell("self_check('masked_mean')", "masked_mean-check", locked=True),
+                _cell("self_check('noise_batch')", "noise_batch-check", locked=True),
+                _cell("x", "setup", locked=True),
+                _cell("require(...)", "masked_mean-accelerator", grade=True, locked=True),
+                _cell("require(...)", "noise_batch-accelerator", grade=True, locked=True),
+                _cell("assert 1 + 1 == 2", "by-hand", grade=True, locked=True),
+                _cell("print('mine')"), _cell("masked_mean-check", "masked_mean-check-2", kind="markdown", locked=True),
+                _cell("self_check('fit_line')", "fit_line-check", locked=True)]  # no test cell of fit_line
+    for c in nb.cells:
+        if c.cell_type == "code":
+            c.outputs = [nbformat.v4.new_output("stream", name="stdout", text="old\n")]
+    info = {"nbgrader": {"db_url": f"sqlite:///{course_root / 'gradebook.db'}", "notebook": "nb", "assignment": "a1"}}
+    out, _ = engine_grading.GradeAnswers().preprocess(nb, info)
+    assert asked == [("masked_mean", "# the answer cell of masked_mean\nfix\n")]  # noise_batch has no answer cell
+    outputs = {c.metadata.get("nbgrader", {}).get("grade_id", "mine"): c.get("outputs") for c in out.cells}
+    text = blocks.verdict(MM, FAILING, ("accelerator", "cpu"))[1]
+    assert [(o.output_type, o.get("evalue")) for o in outputs["masked_mean-accelerator"]] == [("error", text)]
+    assert outputs["noise_batch-accelerator"][0].evalue == (
+        "noise_batch: the submission has no answer cell for it (grade id noise_batch-answer)")
+    assert outputs["by-hand"][0].evalue.startswith("this test cell was not written by devcourse classroom generate")
+    assert outputs["masked_mean-check"][0].data["text/plain"] == report.plain(grade_of(MM, *FAILING))
+    assert outputs["noise_batch-check"][0].text.startswith("noise_batch: the submission has no answer cell")
+    for untouched in ("masked_mean-answer", "setup", "mine", "fit_line-check"):
+        assert [o.get("text") for o in outputs[untouched]] == ["old\n"], untouched
+    assert outputs["intro"] is None and outputs["masked_mean-check-2"] is None
