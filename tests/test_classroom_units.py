@@ -806,7 +806,7 @@ def test_grading_a_notebook_writes_each_test_cells_verdict_and_each_self_checks_
     monkeypatch.setattr(engine_grading, "SHARED", Shared())
     nb = nbformat.v4.new_notebook()
     nb.cells = [_cell("# Title", "intro", kind="markdown", locked=True),
-                _cell("%%answer masked_mean\nfix", "masked_mean-answer", solution=True),
+                _cell("%%answer masked_mean\nfix", "masked_mean-answer", solution=True, grade=True),  # as in the gradebook
                 _cell("self_check('masked_mean')", "masked_mean-check", locked=True),
                 _cell("self_check('noise_batch')", "noise_batch-check", locked=True),
                 _cell("x", "setup", locked=True),
