@@ -213,14 +213,14 @@ def test_empty_cache_releases_the_current_devices_cache_only():
 
 def test_memory_summary_text():
     a = allocators[1]
-    x = torch.empty(3 * MiB, dtype=torch.uint8, device="sim:1")
+    x = torch.empty(64 * MiB, dtype=torch.uint8, device="sim:1")
     text = sim.memory_summary(1)
     assert text == (
         "simulated sim memory summary, device ID 1\n"
         f"  allocated: {a.allocated / MiB:.1f} MiB (peak {a.peak / MiB:.1f} MiB)\n"
         f"  reserved:  {a.reserved / MiB:.1f} MiB (peak {a.peak_reserved / MiB:.1f} MiB)\n"
         f"  segments:  {len(a.segments)}, retries: {a.num_alloc_retries}, OOMs: {a.num_ooms}\n")
-    assert f"allocated: {a.allocated / MiB:.1f} MiB" in text and a.allocated >= 3 * MiB
+    assert f"allocated: {a.allocated / MiB:.1f} MiB" in text and a.allocated >= 64 * MiB
     del x
     with current(1):
         assert sim.memory_summary().startswith("simulated sim memory summary, device ID 1\n")
@@ -257,3 +257,10 @@ def test_memory_capacity_of_one_device_or_all():
     finally:
         for a, c in zip(allocators, before):
             a.capacity = c
+
+
+def test_an_mps_profile_reports_no_cuda_capability(monkeypatch):
+    monkeypatch.setattr(config, "PROFILE", "mps")
+    p = sim.get_device_properties(0)
+    assert (p.major, p.minor, p.name) == (0, 0, "Simulated accelerator (mps profile)")
+    assert sim.get_device_capability() == (0, 0) and sim.get_device_name() == "Simulated accelerator (mps profile)"
