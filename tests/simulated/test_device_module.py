@@ -48,6 +48,8 @@ def test_the_device_context_makes_a_device_current_and_puts_the_previous_one_bac
         with sim.device_of(torch.ones(1)):  # a CPU tensor changes nothing
             assert sim.current_device() == 1
     assert sim.current_device() == 0
+    with sim.device_of(torch.ones(1)):  # on sim:0 too
+        assert sim.current_device() == 0
 
 
 def test_devices_are_two_usable_cuda_like_gpus():
