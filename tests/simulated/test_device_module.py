@@ -267,3 +267,11 @@ def test_an_mps_profile_reports_no_cuda_capability(monkeypatch):
     p = sim.get_device_properties(0)
     assert (p.major, p.minor, p.name) == (0, 0, "Simulated accelerator (mps profile)")
     assert sim.get_device_capability() == (0, 0) and sim.get_device_name() == "Simulated accelerator (mps profile)"
+
+
+def test_where_no_device_is_usable_there_are_none():
+    import grader.simulated as gs
+
+    with gs.unusable():  # a CUDA wheel on a machine without a GPU
+        assert (sim.is_available(), sim.device_count()) == (False, 0)
+    assert (sim.is_available(), sim.device_count()) == (True, 2)
