@@ -52,6 +52,8 @@ def _check_target(target):
         if torch._C._get_privateuse1_backend_name() != DEVICE_TYPE:
             raise RuntimeError(missing_message())
         mod = getattr(torch, DEVICE_TYPE)
+        if not mod.is_available():  # installed, no usable device (gs.unusable()): CUDA's text without a GPU
+            raise RuntimeError(missing_message())
         index = torch.device(text).index or 0
         if index >= mod.device_count():
             raise RuntimeError(count_message(index, mod.device_count()))
@@ -162,6 +164,8 @@ def _deserialize(obj, location):
     if not (location == DEVICE_TYPE or location.startswith(DEVICE_TYPE + ":")):
         return None
     mod = getattr(torch, DEVICE_TYPE)
+    if not mod.is_available():
+        raise RuntimeError(missing_message())
     dev = torch.device(location)
     index = dev.index if dev.index is not None else mod.current_device()
     if index >= mod.device_count():
