@@ -1,5 +1,5 @@
 """Stock `nbgrader autograde` against `devcourse classroom autograde` on one class of simulated submissions,
-on this machine: part 1 of the book (12 exercises, one notebook), `--students` learners whose answers mix
+on this machine: part 1 of the book (its exercises, one notebook), `--students` learners whose answers mix
 honest right fixes, honest wrong ones and exercises left untouched.
 
 The answers come from the course's own submissions (the reference fix and tests/submissions/NAME/right_*.py,
@@ -203,7 +203,7 @@ def main() -> None:
             medians.append(f"{cls}: **{statistics.median(ratios):.1f}×** (rounds: "
                            + ", ".join(f"{r:.1f}×" for r in ratios) + ")")
     table = "\n".join([
-        f"# Autograding a class: {ASSIGNMENT} (12 exercises, one notebook), {n} submissions",
+        f"# Autograding a class: {ASSIGNMENT} ({len(_part1())} exercises, one notebook), {n} submissions",
         "",
         f"Machine: {platform.node()}, {os.cpu_count()} cores ({platform.processor() or platform.machine()}), "
         f"Python {platform.python_version()}, no GPU; shared with other engineers' work while it ran (see the "
