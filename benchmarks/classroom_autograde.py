@@ -1,5 +1,5 @@
 """Stock `nbgrader autograde` against `devcourse classroom autograde` on one class of simulated submissions,
-on this machine: part 1 of the book (12 exercises, one notebook), `--students` learners whose answers mix
+on this machine: part 1 of the book (its exercises, one notebook), `--students` learners whose answers mix
 honest right fixes, honest wrong ones and exercises left untouched.
 
 The answers come from the course's own submissions (the reference fix and tests/submissions/NAME/right_*.py,
@@ -147,6 +147,9 @@ def main() -> None:
     p.add_argument("--out")
     p.add_argument("--classes", default="variants,distinct",
                    help="comma-separated: variants, distinct (default both; one alone takes half the time)")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="grade each class this many times each way, alternating; the table gives every round and "
+                        "the median speed-up (on a shared machine one round's ratio depends on the load of the time)")
     args = p.parse_args()
     chosen = args.classes.split(",")
     base = Path(tempfile.mkdtemp(prefix="classroom-bench-"))
@@ -161,38 +164,52 @@ def main() -> None:
         shutil.copytree(template, root)
         classes[name] = make_class(root, args.students, distinct)
     daemon.ensure()  # every run finds the grading processes warm
-    order = [(c, w) for c, w in [("variants", "stock"), ("variants", "ours"), ("distinct", "ours"), ("distinct", "stock")]
-             if c in classes]
+    one_round = [(c, w) for c, w in [("variants", "stock"), ("variants", "ours"), ("distinct", "ours"),
+                                     ("distinct", "stock")] if c in classes]
+    order = [(c, w, r) for r in range(args.rounds) for c, w in one_round]
     results, loads, same, distinct_answers = {}, [("before", os.getloadavg())], {}, {}
-    for cls, who in order:
-        root = base / f"{cls}-{who}"
+    for cls, who, rnd in order:
+        root = base / f"{cls}-{who}-{rnd}"
         shutil.copytree(base / cls, root)
         if who == "stock":
-            results[(cls, who)] = run(BIN / "nbgrader", "autograde", ASSIGNMENT, cwd=root)
+            results[(cls, who, rnd)] = run(BIN / "nbgrader", "autograde", ASSIGNMENT, cwd=root)
         else:
-            results[(cls, who)] = run(sys.executable, "-m", "grader.classroom", "autograde", ASSIGNMENT, "--root",
-                                      root, "--unisolated", cwd=ROOT)
-            line = next((ln for ln in results[(cls, who)][4].splitlines() if "distinct answer" in ln), "")
+            results[(cls, who, rnd)] = run(sys.executable, "-m", "grader.classroom", "autograde", ASSIGNMENT,
+                                           "--root", root, "--unisolated", cwd=ROOT)
+            line = next((ln for ln in results[(cls, who, rnd)][4].splitlines() if "distinct answer" in ln), "")
             distinct_answers[cls] = line.split(": ", 1)[-1].rstrip(".")
-        loads.append((f"after {who} ({cls})", os.getloadavg()))
+        loads.append((f"after {who} ({cls}{f', round {rnd + 1}' if args.rounds > 1 else ''})", os.getloadavg()))
+        print(f"{loads[-1][0]}: {results[(cls, who, rnd)][0]:.1f} s wall, {results[(cls, who, rnd)][2]:.1f} s CPU, "
+              f"load {loads[-1][1][0]:.2f}", file=sys.stderr, flush=True)  # a run cut short still tells this much
     for cls in classes:
-        same[cls] = gradebook(base / f"{cls}-stock") == gradebook(base / f"{cls}-ours")
+        same[cls] = all(gradebook(base / f"{cls}-stock-{r}") == gradebook(base / f"{cls}-ours-{r}")
+                        for r in range(args.rounds))
     n = args.students
     fmt = lambda la: " / ".join(f"{x:.2f}" for x in la)  # noqa: E731
-    rows = []
+    rows, medians = [], []
     for cls, kinds in classes.items():
-        (ts, cs, ps, gs, _), (to, co, po, go, _) = results[(cls, "stock")], results[(cls, "ours")]
-        rows.append(f"| {cls} | stock `nbgrader autograde` | {ts:.1f} | {ts / n:.2f} | 1.00× | {ps / n:.2f} | "
-                    f"{gs / n:.2f} | 1.00× | {cs:.2f} |")
-        rows.append(f"| {cls} | `devcourse classroom autograde` | {to:.1f} | {to / n:.2f} | **{ts / to:.1f}×** | "
-                    f"{po / n:.2f} | {go / n:.2f} | {ps / po:.1f}× | {co:.2f} |")
+        ratios = []
+        for rnd in range(args.rounds):
+            (ts, cs, ps, gs, _), (to, co, po, go, _) = results[(cls, "stock", rnd)], results[(cls, "ours", rnd)]
+            ratios.append(ts / to)
+            label = f"{cls}{f' (round {rnd + 1})' if args.rounds > 1 else ''}"
+            rows.append(f"| {label} | stock `nbgrader autograde` | {ts:.1f} | {ts / n:.2f} | 1.00× | {ps / n:.2f} | "
+                        f"{gs / n:.2f} | 1.00× | {cs:.2f} |")
+            rows.append(f"| {label} | `devcourse classroom autograde` | {to:.1f} | {to / n:.2f} | **{ts / to:.1f}×** "
+                        f"| {po / n:.2f} | {go / n:.2f} | {ps / po:.1f}× | {co:.2f} |")
+        if args.rounds > 1:
+            import statistics
+
+            medians.append(f"{cls}: **{statistics.median(ratios):.1f}×** (rounds: "
+                           + ", ".join(f"{r:.1f}×" for r in ratios) + ")")
     table = "\n".join([
-        f"# Autograding a class: {ASSIGNMENT} (12 exercises, one notebook), {n} submissions",
+        f"# Autograding a class: {ASSIGNMENT} ({len(_part1())} exercises, one notebook), {n} submissions",
         "",
         f"Machine: {platform.node()}, {os.cpu_count()} cores ({platform.processor() or platform.machine()}), "
         f"Python {platform.python_version()}, no GPU; shared with other engineers' work while it ran (see the "
         "load averages), so the runs alternate, in this order: "
-        + ", ".join(f"{who} on `{cls}`" for cls, who in order) + ".",
+        + ", ".join(f"{who} on `{cls}`" for cls, who in one_round)
+        + (f", repeated {args.rounds} times" if args.rounds > 1 else "") + ".",
         "",
         "Answers per class (learner × exercise): " + ", ".join(f"{k} {v}" for k, v in next(iter(classes.values())).items())
         + " (the same draw in both classes).",
@@ -202,6 +219,7 @@ def main() -> None:
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         *rows,
         "",
+        *([f"Median speed-up (wall) over the {args.rounds} rounds: " + "; ".join(medians) + ".", ""] if medians else []),
         "Distinct answers graded by ours: " + "; ".join(f"{cls}: {d}" for cls, d in distinct_answers.items()) + ".",
         "",
         "Same scores per learner and cell in stock's and ours' gradebooks: "
@@ -215,7 +233,8 @@ def main() -> None:
         "the run over its wall time, other engineers' work included (2.00: saturated, so the wall times depend on "
         "the load at the time).",
         "",
-        f"Reproduce: `python benchmarks/classroom_autograde.py --students {n} --classes {','.join(classes)} --out "
+        f"Reproduce: `python benchmarks/classroom_autograde.py --students {n} --classes {','.join(classes)} "
+        f"{f'--rounds {args.rounds} ' if args.rounds > 1 else ''}--out "
         "benchmarks/results/classroom_autograde.md`",
     ]) + "\n"
     print(table)

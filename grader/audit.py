@@ -15,6 +15,7 @@ starts (the same on every leg); threads that torch, the standard library on torc
 
 from __future__ import annotations
 
+import _signal
 import gc
 import os
 import signal
@@ -95,11 +96,17 @@ def guard_threads() -> None:
         setattr(threading, name, start)
 
 
+#: Read after every call of learner code: the signals and the C function, taken once (signal.getsignal adds an
+#: enum conversion per signal, most of the cost of a check's audit).
+_SIGNALS = sorted(signal.valid_signals())
+_getsignal = _signal.getsignal
+
+
 def _handlers() -> dict:
     found = {}
-    for sig in signal.valid_signals():
+    for sig in _SIGNALS:
         try:
-            found[sig] = signal.getsignal(sig)
+            found[sig] = _getsignal(sig)
         except (ValueError, OSError):
             pass
     return found

@@ -27,6 +27,7 @@ not use it after the fork: such answers are graded one worker each, as before (`
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import secrets
 
@@ -81,6 +82,7 @@ class BatchLoop:
         rfd, wfd = os.pipe()
         ofd, owfd = os.pipe()
         private = sandbox.private_folder()  # inside the batch worker's own private folder
+        gc.freeze()  # the answer process's collections skip what is here (and copy none of its pages)
         pid = _fork()
         if pid == 0:
             try:

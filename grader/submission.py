@@ -96,6 +96,33 @@ def _verify_loaded(name: str) -> None:
         raise SubmissionError(f"{name}, at its top level: {exc}") from None
 
 
+#: Code objects of the sources that compiled and passed the source policy in this process, by (file name, name
+#: shown, source): each check loads the submission afresh (a module of its own), but a grading process grades
+#: one submission, whose compiling and scanning cost more than a small check itself. A code object is immutable.
+_VETTED: dict[tuple[str, str, str], types.CodeType] = {}
+
+
+def _vetted_code(source: str, filename: str, display_name: str) -> types.CodeType:
+    """`source` compiled, once it passed the source policy (grader.integrity.check_source)."""
+    key = (filename, display_name, source)
+    code = _VETTED.get(key)
+    if code is not None:
+        return code
+    try:
+        code = compile(source, filename, "exec")
+    except SyntaxError as exc:
+        raise SubmissionError(
+            f"{display_name} has a syntax error at line {exc.lineno}: {exc.msg}"
+            f"{': ' + exc.text.strip() if exc.text else ''}. Fix it so the file runs, then check again."
+        ) from None
+    try:
+        integrity.check_source(source, display_name)
+    except integrity.IntegrityError as exc:
+        raise SubmissionError(str(exc)) from None
+    _VETTED[key] = code
+    return code
+
+
 class Submission:
     """A learner's module. Attribute access of a missing name fails with a message, not an AttributeError
     deep inside a grader."""
@@ -110,17 +137,7 @@ class Submission:
             raise SubmissionError(f"{self.display_name} does not exist.") from None
         except Exception as exc:  # an unreadable notebook, bad encoding...
             raise SubmissionError(f"{self.display_name} could not be read: {exc}") from None
-        try:
-            code = compile(source, self.filename, "exec")
-        except SyntaxError as exc:
-            raise SubmissionError(
-                f"{self.display_name} has a syntax error at line {exc.lineno}: {exc.msg}"
-                f"{': ' + exc.text.strip() if exc.text else ''}. Fix it so the file runs, then check again."
-            ) from None
-        try:
-            integrity.check_source(source, self.display_name)
-        except integrity.IntegrityError as exc:
-            raise SubmissionError(str(exc)) from None
+        code = _vetted_code(source, self.filename, self.display_name)
         # The lines that run, for the messages that quote them: a notebook's file is JSON, not this source.
         linecache.cache[self.filename] = (len(source), None, source.splitlines(True), self.filename)
         module = types.ModuleType(self.path.stem)

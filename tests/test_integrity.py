@@ -250,3 +250,34 @@ def test_a_wrong_submission_fails_the_same_checks_on_every_draw(name):
     outcomes = {tuple(sorted((r.check, r.leg, r.outcome) for r in runner.grade(course.get(exercise), path).results))
                 for _ in range(6)}
     assert len(outcomes) == 1, outcomes
+
+
+def test_the_baseline_sees_a_replaced_function_a_new_method_and_a_changed_check_global(monkeypatch):
+    # changed() compares its namespaces in flat passes (module dicts, class views, class sizes): each kind of
+    # change must still be found and named, and nothing once it is undone
+    import types
+
+    checks = types.ModuleType("test_probe")
+    checks.helper = len
+    baseline = integrity.Baseline(check_modules=[checks])
+    assert baseline.changed() == []
+    monkeypatch.setattr(integrity, "scan", lambda *a, **k: [])
+    monkeypatch.setattr(integrity.Baseline, "extra", lambda self: None, raising=False)
+    monkeypatch.setattr(checks, "helper", max)
+    assert sorted(baseline.changed()) == ["grader.integrity.Baseline.extra", "grader.integrity.scan",
+                                          "the check module test_probe.helper"]
+    monkeypatch.undo()
+    assert baseline.changed() == []
+
+
+def test_a_submission_changed_on_disk_is_scanned_again(tmp_path):
+    # the compiled, scanned code is kept per process by its source: a new source is never taken for the old one
+    from grader.submission import Submission, SubmissionError
+
+    f = tmp_path / "answer.py"
+    f.write_text("x = 1\n")
+    assert Submission(f).module.x == 1
+    assert Submission(f).module.x == 1
+    f.write_text("import pytest\nx = 2\n")
+    with pytest.raises(SubmissionError, match="imports pytest"):
+        Submission(f)
