@@ -5,6 +5,7 @@ test_daemon.py and test_grading_robustness.py; these tests pin the values behind
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -97,9 +98,13 @@ class FakeDaemon:
                     conn, _ = s.accept()
                 except (TimeoutError, OSError):
                     continue
+                conn.settimeout(10)  # a client that never sends its line (a broken one) does not hang the test
                 with conn, conn.makefile("rwb") as stream:
-                    raw = stream.readline()
-                    request = json.loads(raw)
+                    try:
+                        raw = stream.readline()
+                        request = json.loads(raw)
+                    except (OSError, ValueError):
+                        continue
                     self.requests.append((fam, raw))
                     if request.get("ping"):
                         reply = {"digest": self.digests.get(fam, self.digest), "pid": os.getpid()}
@@ -112,15 +117,22 @@ class FakeDaemon:
                     else:
                         reply = self.answers.get(fam)
                     if reply is not None:
-                        stream.write((json.dumps(reply) + "\n").encode())
-                        stream.flush()
+                        with contextlib.suppress(OSError):
+                            stream.write((json.dumps(reply) + "\n").encode())
+                            stream.flush()
 
     def close(self):
         self.running = False
-        self.thread.join()
+        self.thread.join(30)
         for fam, s in self.servers.items():
             s.close()
             (self.where / f"{fam}.sock").unlink(missing_ok=True)
+
+
+@pytest.fixture(autouse=True)
+def short_start_limit(monkeypatch):
+    """A start that cannot succeed fails after 20 s instead of 180 (plenty for the stand-in daemons here)."""
+    monkeypatch.setattr(daemon, "START_TIMEOUT", 20.0)
 
 
 @pytest.fixture
@@ -258,7 +270,7 @@ def test_ensure_reports_a_daemon_that_died_while_starting(where, monkeypatch):
     with pytest.raises(daemon.DaemonError) as err:
         daemon.ensure(where)
     text = str(err.value)
-    assert text.startswith("the grading processes did not start (within 180 s):\n")
+    assert text.startswith("the grading processes did not start (within 20 s):\n")
     assert text.endswith("ImportError: the reason it died\n")
     assert len(text.split(":\n", 1)[1]) == 2000  # the log's end
 
@@ -313,7 +325,9 @@ def test_start_replaces_the_daemon_and_marks_it_starting(where, fake, monkeypatc
 
 
 @linux
-def test_starting_means_a_live_process_of_this_code_started_lately(where):
+def test_starting_means_a_live_process_of_this_code_started_lately(where, monkeypatch):
+    monkeypatch.undo()  # the real start limit
+    assert daemon.START_TIMEOUT == 180.0  # a cold start imports torch twice on a busy machine at worst
     marker = where / "starting"
     assert not daemon._starting(where, "d")  # no marker
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -349,3 +363,298 @@ def test_submit_sends_each_job_to_its_family_and_answers_in_order(where, fake, m
     assert daemon.submit([("real", {}), ("sim", {})]) == [{"results": ["r"]},
                                                          {"error": "the sim grading process died"}]
     assert daemon.submit([]) == []
+
+
+# ------------------------------------------------------------------------------------------------ workers: judge
+TOKEN = "t" * 32
+
+
+def rec(**fields) -> str:
+    return json.dumps({**fields, "token": TOKEN})
+
+
+def status_of(code: int) -> int:
+    """A wait status for an exit code (or, negative, a signal), as os.waitpid returns it."""
+    return -code if code < 0 else code << 8
+
+
+COLLECTED = rec(collected=[["test_a", "cpu"], ["test_b", "cpu"]])
+
+
+def judged(lines, code=70, exit_code=70, stopped=None, leftovers=0, tail="", spec="cpu"):
+    return workers.judge(lines, TOKEN, exit_code, status_of(code) if code is not None else None, stopped,
+                         leftovers, tail, {"spec": spec})
+
+
+def outcome(check="test_a", leg="cpu", result="passed", **extra):
+    return rec(check=check, leg=leg, outcome=result, message="", seconds=0.5, trace=[], output="", **extra)
+
+
+def test_judge_keeps_one_result_per_listed_check():
+    answer = judged([rec(isolation="Landlock ABI 4", isolated=True), COLLECTED, outcome(),
+                     outcome("test_b", result="failed"), rec(end=1)])
+    assert answer["isolation"] == {"isolated": True, "how": "Landlock ABI 4"}
+    assert answer["results"] == [
+        {"check": "test_a", "leg": "cpu", "outcome": "passed", "message": "", "seconds": 0.5, "trace": [],
+         "output": ""},
+        {"check": "test_b", "leg": "cpu", "outcome": "failed", "message": "", "seconds": 0.5, "trace": [],
+         "output": ""}]
+
+
+def test_judge_refuses_records_the_grader_did_not_send():
+    forged = [COLLECTED, outcome(), "not json", json.dumps({"check": "test_b", "leg": "cpu", "outcome": "passed"}),
+              json.dumps(["a list"]), outcome("test_c"), outcome("test_a"), outcome("test_b", result="won"),
+              outcome("test_b"), rec(end=0)]
+    answer = judged(forged)
+    assert [r["check"] for r in answer["results"]] == ["test_a", "test_b", "(grader process)"]
+    assert answer["results"][-1] == {
+        "check": "(grader process)", "leg": "cpu", "outcome": "failed", "seconds": 0,
+        "message": "the grading channel received 6 record(s) the grader did not send: a submission that writes "
+                   "its own results is not graded"}
+    before = judged([rec(hello=1), COLLECTED, outcome(), outcome("test_b"), rec(end=0)])  # before the list
+    assert "received 1 record(s)" in before["results"][-1]["message"]
+    assert judged([COLLECTED, outcome(), outcome("test_b"), rec(end=0)])["results"][-1]["check"] == "test_b"
+
+
+def test_judge_takes_the_isolation_once_and_only_before_the_list():
+    answer = judged([rec(isolation="first", isolated="yes"), rec(isolation="second", isolated=True), COLLECTED,
+                     outcome(), outcome("test_b"), rec(end=0)])
+    assert answer["isolation"] == {"isolated": False, "how": "first"}  # only `True` counts as isolated
+    assert "received 1 record(s)" in answer["results"][-1]["message"]
+    assert judged([COLLECTED, outcome(), outcome("test_b"), rec(end=0)])["isolation"] is None
+
+
+def test_judge_says_why_the_grader_could_not_run():
+    said = judged([rec(error="the check module x.py could not be loaded: E"), rec(end=2)])
+    assert said["results"] == [{"check": "(grader process)", "leg": "cpu", "outcome": "failed", "seconds": 0,
+                                "message": "the grader could not run: the check module x.py could not be loaded: E"}]
+    first = judged([rec(error="first"), rec(error="second")])
+    assert first["results"][0]["message"] == "the grader could not run: first"
+    tail = "\n".join(f"line {i}" for i in range(9)) + "\n\n"
+    from_output = judged([rec(end=4)], tail=tail)  # pytest refused to start: its output says why
+    assert from_output["results"][0]["message"] == "the grader could not run: line 4\nline 5\nline 6\nline 7\nline 8"
+    assert judged([], code=-9)["results"][0]["message"] == (
+        "the grader could not run: it ended before listing its checks")
+    assert workers._last_lines("a\nb\nc", 2) == "b\nc"
+
+
+def test_judge_names_what_ended_the_run_early():
+    killed = judged([COLLECTED, outcome()], code=-11)
+    assert killed["results"][-1]["message"] == (
+        "the process running your code was killed by signal 11 (a crash in native code, or too much memory?) (1 "
+        "of 2 checks never reported a result)")
+    assert len(killed["results"]) == 2  # the unreported check is named by the process's one message
+    exited = judged([COLLECTED, outcome()], code=0)
+    assert exited["results"][-1]["message"] == (
+        "your code ended the grading process after 1 of 2 checks (does it call exit()?) (1 of 2 checks never "
+        "reported a result)")
+    no_end = judged([COLLECTED, outcome(), outcome("test_b")], code=70)  # its exit code, but no end record
+    assert no_end["results"][-1]["message"].startswith("your code ended the grading process after 2 of 2 checks")
+    wrong_code = judged([COLLECTED, outcome(), outcome("test_b"), rec(end=0)], code=71)
+    assert wrong_code["results"][-1]["check"] == "(grader process)"
+    assert judged([COLLECTED, outcome(), outcome("test_b"), rec(end=0)], code=None)["results"][-1]["check"] == (
+        "(grader process)")
+    stopped = judged([COLLECTED, outcome()], code=-9, stopped="the check was stopped: nobody waits")
+    assert stopped["results"][-1]["message"] == ("the check was stopped: nobody waits (1 of 2 checks never "
+                                                 "reported a result)")
+    stopped_early = judged([], code=-9, stopped="stopped before the list")
+    assert [r["message"] for r in stopped_early["results"]] == ["stopped before the list"]
+
+
+def test_judge_fails_each_check_that_never_reported():
+    ended = judged([COLLECTED, rec(end=2)], code=70)  # pytest ended early, the process itself did not fail
+    assert [(r["check"], r["outcome"], r["message"]) for r in ended["results"]] == [
+        (c, "failed", "this check never reported a result: the grading run ended early (something your code did "
+                      "stopped pytest).") for c in ("test_a", "test_b")]
+    assert ended["results"][0]["seconds"] == 0 and ended["results"][0]["trace"] == []
+    planted = judged([COLLECTED, outcome(result="failed"), rec(stopped="planted code")], code=0)
+    assert [(r["check"], r["message"]) for r in planted["results"]][1:] == [
+        ("test_b", "this check never reported a result: the grading stopped at an earlier check, which says why.")]
+
+
+def test_judge_counts_the_processes_left_running():
+    answer = judged([COLLECTED, outcome(), outcome("test_b"), rec(end=0)], leftovers=2, spec="sim")
+    assert answer["results"][-1] == {
+        "check": "(grader process)", "leg": "sim", "outcome": "failed", "seconds": 0,
+        "message": "your code left 2 process(es) running after its checks; they were stopped. Wait for (join) "
+                   "every process you start."}
+
+
+# ------------------------------------------------------------------------------------------------ workers: the rest
+def test_the_worker_mode_and_its_settings(monkeypatch):
+    monkeypatch.setenv("DEVCOURSE_WORKERS", "spawn")
+    assert workers.use_fork() is False
+    monkeypatch.setenv("DEVCOURSE_WORKERS", "fork")
+    assert workers.use_fork() is True
+    monkeypatch.setenv("DEVCOURSE_WORKERS", "")
+    assert workers.use_fork() is sys.platform.startswith("linux")
+    monkeypatch.setattr(workers, "_fork", None)
+    assert workers.use_fork() is False
+    assert (workers.GRACE_SECONDS, workers.OUTPUT_TAIL, workers.START_LIMIT, workers.STOP_ALL) == (5.0, 4000, 120.0, 3)
+    assert workers.MAX_JOBS == max(2, os.cpu_count() or 2)
+    script = "import grader.workers as w; print(w.IDLE_SECONDS)"
+    env = {k: v for k, v in os.environ.items() if k != "DEVCOURSE_IDLE_SECONDS"}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, cwd=ROOT)
+    assert out.stdout.strip() == "900.0", out.stderr  # 15 minutes
+
+
+def test_ready_workers_warm_the_gpus_of_the_real_family_unless_told_not_to(monkeypatch):
+    monkeypatch.delenv("DEVCOURSE_WARM_GPUS", raising=False)
+    assert workers.warms_gpus("real") and not workers.warms_gpus("sim")
+    monkeypatch.setenv("DEVCOURSE_WARM_GPUS", "0")
+    assert not workers.warms_gpus("real")
+    monkeypatch.setenv("DEVCOURSE_WARM_GPUS", "1")
+    assert workers.warms_gpus("real")
+
+
+def test_a_worker_confines_itself_at_once_unless_cuda_must_start_first(monkeypatch):
+    confined = []
+    monkeypatch.setattr(workers, "_confine", confined.append)
+    monkeypatch.setattr(workers, "_private_dir", None)
+    monkeypatch.setattr(workers, "_has_nvidia_gpus", lambda: True)
+    workers._confine_soon("p1", "real", gpus_started=False)  # later: _run confines once CUDA has started
+    assert confined == [] and workers._private_dir == "p1"
+    workers._confine_soon("p2", "real", gpus_started=True)
+    workers._confine_soon("p3", "sim", gpus_started=False)
+    monkeypatch.setattr(workers, "_has_nvidia_gpus", lambda: False)
+    workers._confine_soon("p4", "real", gpus_started=False)
+    assert confined == ["p2", "p3", "p4"]
+
+
+def test_the_pytest_arguments_of_a_job():
+    job = {"grader": "/g/checks/test_x.py", "submission": "/s/x.py", "spec": "sim", "timeout": 10}
+    args = workers._pytest_args(job)
+    assert args[0] == "/g/checks/test_x.py"
+    assert [a for a in args if a.startswith("-pno:")] == [f"-pno:{n}" for n in workers.UNUSED_PYTEST_PLUGINS]
+    rest = args[1 + len(workers.UNUSED_PYTEST_PLUGINS):]
+    assert rest == ["--assert=plain", "-c", os.devnull, "--rootdir", "/g/checks", "--timeout=60",
+                    "--cpu-timeout=10", "--submission", "/s/x.py", "--device", "sim", "-q", "--no-header",
+                    "-o", "addopts="]
+
+
+def test_the_code_digest_follows_the_workers_code_and_the_isolation_setting(monkeypatch, tmp_path):
+    first = workers.code_digest()
+    assert re.fullmatch(r"[0-9a-f]{16}", first) and workers.code_digest() == first
+    monkeypatch.setenv("DEVCOURSE_ISOLATION", "off")
+    assert workers.code_digest() != first
+    monkeypatch.delenv("DEVCOURSE_ISOLATION")
+    for changed in (Path(workers.__file__).with_name("plugin.py"),
+                    Path(workers.__file__).parent / "simulated" / "tensor.py"):
+        st = changed.stat()
+        try:
+            os.utime(changed, ns=(st.st_atime_ns, st.st_mtime_ns + 1000))
+            assert workers.code_digest() != first, changed
+        finally:
+            os.utime(changed, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert workers.code_digest() == first
+
+
+@linux
+def test_process_states_children_and_groups():
+    assert workers._stat(os.getpid())[0] in "RS"
+    assert workers._stat(2**22 + 12345) is None
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        assert child.pid in workers._children_of(os.getpid())
+        assert workers._live([child.pid, 2**22 + 12345]) == {child.pid}
+        assert workers._live_in_group(child.pid) == {child.pid}
+        assert workers._live_in_group(os.getpgid(0)) >= {os.getpid()}
+        assert child.pid not in workers._live_in_group(os.getpgid(0))
+    finally:
+        child.kill()
+    os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)
+    assert workers._live([child.pid]) == set() and workers._live_in_group(child.pid) == set()  # a zombie
+    handlers = {child.pid, 1}
+    workers._reap(handlers)
+    assert handlers == {1} and workers._stat(child.pid) is None
+    workers._reap(handlers)  # nothing left to reap: no error
+    assert workers._children_of(2**22 + 12345) == set()
+
+
+def test_prepared_says_why_a_family_cannot_grade(capsys):
+    assert workers._prepared(lambda a: None, 1) is None
+
+    def broken(name):
+        raise ImportError(f"no module named {name}")
+
+    assert workers._prepared(broken, "x") == "the grading processes could not start: ImportError: no module named x"
+    assert "Traceback" in capsys.readouterr().err  # logged too
+    workers._import_all(["json", "no_such_module_at_all", "csv"])
+    assert "csv" in sys.modules
+
+
+def test_a_socket_is_removed_only_by_the_daemon_that_made_it(where):
+    server, path, inode = workers._listen(where, "sim")
+    assert path == where / "sim.sock" and path.stat().st_ino == inode
+    again, _, newer = workers._listen(where, "sim")  # a newer daemon took the path over
+    workers._unlink_if_ours(path, inode)
+    assert path.exists()
+    workers._unlink_if_ours(path, newer)
+    assert not path.exists()
+    workers._unlink_if_ours(path, newer)  # gone already: no error
+    server.close()
+    again.close()
+
+
+def test_the_dtensor_placeholder_is_removed_after_its_one_lookup():
+    name = "torch.distributed.tensor"
+    saved = sys.modules.pop(name, None)
+    try:
+        with workers._dtensor_class_placeholder():
+            placeholder = sys.modules[name]
+            assert placeholder.DTensor.__name__ == "NotADTensor"
+        assert name not in sys.modules
+        with workers._dtensor_class_placeholder():
+            sys.modules[name] = "the real one, imported meanwhile"
+        assert sys.modules[name] == "the real one, imported meanwhile"
+        with workers._dtensor_class_placeholder():  # already imported: left alone
+            assert sys.modules[name] == "the real one, imported meanwhile"
+    finally:
+        sys.modules.pop(name, None)
+        if saved is not None:
+            sys.modules[name] = saved
+
+
+def test_collect_stops_a_worker_that_never_starts_and_keeps_its_output_end(monkeypatch):
+    monkeypatch.setattr(workers, "START_LIMIT", 0.5)
+    rfd, wfd = os.pipe()
+    ofd, owfd = os.pipe()
+    worker = subprocess.Popen([sys.executable, "-c", "import sys, time; print('x' * 5000 + 'END', flush=True); "
+                               "time.sleep(60)"], stdout=owfd, pass_fds=(owfd,), start_new_session=True)
+    os.close(wfd)
+    os.close(owfd)
+    zygote = type("Z", (), {"client": None})()
+    try:
+        lines, output, status, stopped = workers.Zygote._collect(zygote, worker.pid, rfd, ofd, timeout=60)
+    finally:
+        os.close(rfd)
+        os.close(ofd)
+    assert lines == [] and os.waitstatus_to_exitcode(status) == -signal.SIGKILL
+    assert stopped == ("the grader stopped your code after 0.5 s without an answer (it ignored the time limit of "
+                       "its check)")
+    assert output.endswith("END\n") and len(output) == workers.OUTPUT_TAIL
+
+
+def test_collect_reads_records_and_stops_a_check_whose_client_hung_up(monkeypatch):
+    rfd, wfd = os.pipe()
+    ofd, owfd = os.pipe()
+    ours, theirs = socket.socketpair()
+    code = ("import os, sys, time; fd = int(sys.argv[1]); os.write(fd, b'{\"collected\": []}\\n'); "
+            "os.write(fd, b'{\"a\": 1}\\n' * 3); time.sleep(60)")
+    worker = subprocess.Popen([sys.executable, "-c", code, str(wfd)], stdout=owfd, pass_fds=(wfd, owfd),
+                              start_new_session=True)
+    os.close(wfd)
+    os.close(owfd)
+    records = []
+    zygote = type("Z", (), {"client": ours.fileno()})()
+    threading.Timer(1.5, theirs.close).start()
+    try:
+        lines, output, status, stopped = workers.Zygote._collect(zygote, worker.pid, rfd, ofd, timeout=60,
+                                                                 on_record=lambda: records.append(1))
+    finally:
+        os.close(rfd)
+        os.close(ofd)
+        ours.close()
+    assert lines == ['{"collected": []}', '{"a": 1}', '{"a": 1}', '{"a": 1}'] and records
+    assert stopped == "the check was stopped: nobody waits for its result"
+    assert os.waitstatus_to_exitcode(status) == -signal.SIGKILL
