@@ -658,3 +658,145 @@ def test_collect_reads_records_and_stops_a_check_whose_client_hung_up(monkeypatc
     assert lines == ['{"collected": []}', '{"a": 1}', '{"a": 1}', '{"a": 1}'] and records
     assert stopped == "the check was stopped: nobody waits for its result"
     assert os.waitstatus_to_exitcode(status) == -signal.SIGKILL
+
+
+# ------------------------------------------------------------------------------------------------ workers: serving
+# The real daemon (grader.workers.serve, fork mode), started as a fork of this test process: it inherits what is
+# imported already, so it answers in seconds, and it grades real jobs with the real graders.
+NOISE = ROOT / "solutions" / "01_tensors" / "noise_batch.py"
+NOISE_GRADER = ROOT / "grader" / "checks" / "01_tensors" / "test_noise_batch.py"
+
+
+@pytest.fixture(scope="module")
+def served():
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="dcs-"))
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.setsid()  # its own group, so that the test can end whatever it left
+            log = os.open(folder / "daemon.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+            os.dup2(log, 1)
+            os.dup2(log, 2)
+            sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__  # not the outer pytest's capture
+            import _pytest.assertion.util
+
+            # This process is inside a test of the outer pytest, which set its assertion hooks: as in a daemon
+            # started afresh, no pytest runs here yet (the grader's integrity check compares them).
+            _pytest.assertion.util._reprcompare = None
+            _pytest.assertion.util._assertion_pass = None
+            _pytest.assertion.util._config = None
+            os.environ["DEVCOURSE_WORKERS"] = "fork"
+            os.environ["DEVCOURSE_IDLE_SECONDS"] = "300"
+            workers.serve(folder)
+            code = 0
+        finally:
+            os._exit(code)
+    digest = workers.code_digest()
+    deadline = time.monotonic() + 180
+    while not daemon._alive(folder, digest) and time.monotonic() < deadline:
+        assert os.waitpid(pid, os.WNOHANG)[0] == 0, (folder / "daemon.log").read_text()
+        time.sleep(0.1)
+    try:
+        yield folder, pid
+    finally:
+        daemon.stop(folder)
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def job(submission: Path, spec="cpu", grader: Path = NOISE_GRADER, timeout=60) -> dict:
+    return {"grader": str(grader), "submission": str(submission), "spec": spec, "timeout": timeout,
+            "cwd": str(submission.parent)}
+
+
+def graded_by(folder, family: str, the_job: dict) -> dict:
+    return daemon._talk(folder, family, {"job": the_job}, timeout=300)
+
+
+def outcomes(answer: dict) -> dict:
+    return {(r["check"], r["leg"]): r["outcome"] for r in answer["results"]}
+
+
+@linux
+def test_the_daemon_answers_pings_with_its_code_and_grades_a_right_fix(served):
+    folder, pid = served
+    for fam in workers.FAMILIES:
+        answer = daemon._talk(folder, fam, {"ping": True}, timeout=30)
+        assert answer["digest"] == workers.code_digest() and answer["pid"] != os.getpid()
+    answer = graded_by(folder, "real", job(NOISE))
+    assert answer["results"] and set(outcomes(answer).values()) == {"passed"}, answer
+    assert {leg for _, leg in outcomes(answer)} == {"cpu"}
+    assert set(answer["isolation"]) == {"isolated", "how"}
+    sim = graded_by(folder, "sim", job(NOISE, "sim"))
+    assert set(outcomes(sim).values()) == {"passed"} and {leg for _, leg in outcomes(sim)} >= {"sim:0"}, sim
+
+
+@linux
+def test_the_daemon_names_a_crash_an_exit_and_processes_left_running(served, tmp_path):
+    folder, _ = served
+    source = NOISE.read_text()
+    cases = {
+        "crash": (source + "\nimport os\nos.abort()\n",
+                  "the process running your code was killed by signal 6"),
+        "exit": (source + "\nimport os\nos._exit(0)\n", "your code ended the grading process after 0 of"),
+        "left": (source + "\nimport os, time\nif os.fork() == 0:\n    time.sleep(120)\n    os._exit(0)\n",
+                 "your code left 3 process(es) running after its checks"),  # one per check: each loads the file
+    }
+    for name, (code, said) in cases.items():
+        file = tmp_path / name / "noise_batch.py"
+        file.parent.mkdir()
+        file.write_text(code)
+        answer = graded_by(folder, "real", job(file))
+        process = [r for r in answer["results"] if r["check"] == "(grader process)"]
+        assert len(process) == 1 and process[0]["message"].startswith(said), (name, answer)
+        assert process[0]["leg"] == "cpu"
+
+
+@linux
+def test_the_daemon_says_why_a_grader_cannot_be_loaded(served, tmp_path):
+    folder, _ = served
+    grader = tmp_path / "test_broken.py"
+    grader.write_text("import helpers_that_are_not_shipped\n")
+    answer = graded_by(folder, "real", job(NOISE, grader=grader))
+    (problem,) = answer["results"]
+    assert problem["message"] == (
+        "the grader could not run: the check module test_broken.py could not be loaded: ModuleNotFoundError: No "
+        "module named 'helpers_that_are_not_shipped'. That is a fault of the grader, not of your code: please "
+        "report it.")
+    dying = tmp_path / "test_dying.py"
+    dying.write_text("import os, sys\nsys.stderr.write('RuntimeError: why it died\\n')\nsys.stderr.flush()\n"
+                     "os._exit(3)\n")
+    answer = graded_by(folder, "sim", job(NOISE, "sim", grader=dying))
+    (problem,) = answer["results"]
+    assert problem["message"] == "the grader could not run: RuntimeError: why it died", problem
+
+
+@linux
+def test_the_daemon_grades_jobs_at_once_and_a_hung_up_check_does_not_stop_it(served, tmp_path):
+    folder, _ = served
+    slow = tmp_path / "slow" / "noise_batch.py"
+    slow.parent.mkdir()
+    slow.write_text("import time\ntime.sleep(100)\n" + NOISE.read_text())
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:  # sent, then nobody waits for it
+        s.connect(str(folder / "real.sock"))
+        s.sendall((json.dumps({"job": job(slow)}) + "\n").encode())
+    results = [graded_by(folder, fam, job(NOISE, spec)) for fam, spec in (("real", "cpu"), ("sim", "sim"))]
+    assert all(set(outcomes(a).values()) == {"passed"} for a in results), results
+
+
+@linux
+def test_a_stop_ends_the_daemon_and_removes_its_sockets(served):
+    folder, pid = served
+    assert daemon.stop(folder) is True
+    deadline = time.monotonic() + 120
+    while os.waitpid(pid, os.WNOHANG)[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any((folder / f"{fam}.sock").exists() for fam in workers.FAMILIES)
+    assert daemon.stop(folder) is False
