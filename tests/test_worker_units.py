@@ -253,6 +253,26 @@ def test_ensure_makes_a_private_folder_and_starts_a_daemon_that_answers(where, m
     assert (target / "start.lock").exists()
 
 
+def test_ensure_waits_until_the_daemon_answers_with_this_code(where, monkeypatch):
+    """A daemon whose sockets are there but that does not answer with this code yet (still starting, or of older
+    code) is not returned: ensure waits until it does."""
+    digest = workers.code_digest()
+    made = []
+
+    def start(w, d):
+        (w / "starting").write_text(f"{os.getpid()} {d}")
+        made.append(FakeDaemon(w, digest="not yet"))
+        threading.Timer(0.5, lambda: made[0].digests.update(dict.fromkeys(workers.FAMILIES, d))).start()
+
+    monkeypatch.setattr(daemon, "_start", start)
+    try:
+        assert daemon.ensure(where) == where
+        assert daemon._alive(where, digest)
+    finally:
+        for f in made:
+            f.close()
+
+
 def test_ensure_without_waiting_returns_once_started(where, monkeypatch):
     started = []
     monkeypatch.setattr(daemon, "_start", lambda w, d: started.append(w))
@@ -266,9 +286,13 @@ def test_ensure_reports_a_daemon_that_died_while_starting(where, monkeypatch):
     def start(w, digest):  # the daemon dies at once: no marker of a live process
         (w / "daemon.log").write_text("x" * 3000 + "ImportError: the reason it died\n")
 
+    asked = []
+    starting = daemon._starting
     monkeypatch.setattr(daemon, "_start", start)
+    monkeypatch.setattr(daemon, "_starting", lambda *a: asked.append(1) or starting(*a))
     with pytest.raises(daemon.DaemonError) as err:
         daemon.ensure(where)
+    assert len(asked) == 2  # before the start, then once: it is not asked again until the start limit
     text = str(err.value)
     assert text.startswith("the grading processes did not start (within 20 s):\n")
     assert text.endswith("ImportError: the reason it died\n")
@@ -322,6 +346,12 @@ def test_start_replaces_the_daemon_and_marks_it_starting(where, fake, monkeypatc
     assert (where / "starting").read_text() == "4242 d9"
     monkeypatch.delenv("PYTHONPATH")
     assert daemon._pythonpath() == str(ROOT)
+    for fam in workers.FAMILIES:  # sockets of a daemon that died: nobody answers on them
+        stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        stale.bind(str(where / f"{fam}.sock"))
+        stale.close()
+    daemon._start(where, "d10")
+    assert not any((where / f"{fam}.sock").exists() for fam in workers.FAMILIES)
 
 
 @linux
@@ -330,7 +360,11 @@ def test_starting_means_a_live_process_of_this_code_started_lately(where, monkey
     assert daemon.START_TIMEOUT == 180.0  # a cold start imports torch twice on a busy machine at worst
     marker = where / "starting"
     assert not daemon._starting(where, "d")  # no marker
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    # It would end on SIGHUP (whatever this test inherited, nohup included): asking must send no signal.
+    sleeper = subprocess.Popen([sys.executable, "-c", "import signal, time; "
+                                "signal.signal(signal.SIGHUP, signal.SIG_DFL); print('ready', flush=True); "
+                                "time.sleep(60)"], stdout=subprocess.PIPE)
+    assert sleeper.stdout.readline() == b"ready\n"
     try:
         marker.write_text(f"{sleeper.pid} d")
         assert daemon._starting(where, "d")
@@ -341,10 +375,13 @@ def test_starting_means_a_live_process_of_this_code_started_lately(where, monkey
         near = time.time() - daemon.START_TIMEOUT + 20
         os.utime(marker, (near, near))
         assert daemon._starting(where, "d")  # not yet too long ago
+        with pytest.raises(subprocess.TimeoutExpired):  # still running a second later: no signal reached it
+            sleeper.wait(timeout=1)
         marker.write_text("garbage")
         assert not daemon._starting(where, "d")
     finally:
         sleeper.kill()
+        sleeper.stdout.close()
     os.waitid(os.P_PID, sleeper.pid, os.WEXITED | os.WNOWAIT)  # until it has ended, leaving it unreaped
     assert daemon._is_zombie(sleeper.pid)  # ended, not yet waited for
     marker.write_text(f"{sleeper.pid} d")
