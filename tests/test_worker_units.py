@@ -837,3 +837,85 @@ def test_a_stop_ends_the_daemon_and_removes_its_sockets(served):
         time.sleep(0.05)
     assert not any((folder / f"{fam}.sock").exists() for fam in workers.FAMILIES)
     assert daemon.stop(folder) is False
+
+
+def test_the_command_line_of_the_grading_processes(monkeypatch, tmp_path):
+    calls = []
+    monkeypatch.setattr(workers, "serve", lambda folder: calls.append(("serve", folder)))
+    monkeypatch.setattr(workers, "_serve", lambda *a: calls.append(("zygote", *a)))
+    monkeypatch.setattr(workers, "_spare_main", lambda *a: calls.append(("spare", *a)))
+    workers.main(["serve", "--dir", str(tmp_path)])
+    workers.main(["zygote", "--family", "sim", "--dir", str(tmp_path), "--digest", "abc"])
+    workers.main(["spare", "--family", "real", "--fd", "7", "--private", "/p"])
+    assert calls == [("serve", tmp_path), ("zygote", "sim", tmp_path, "abc"), ("spare", "real", 7, "/p")]
+    with pytest.raises(SystemExit):
+        workers.main(["other"])
+
+
+def test_serve_runs_both_families_in_either_mode(monkeypatch, tmp_path):
+    calls = []
+    monkeypatch.setattr(workers, "_serve_forked", lambda folder, digest: calls.append(("forked", folder, digest)))
+    monkeypatch.setattr(workers, "use_fork", lambda: True)
+    folder = tmp_path / "a" / "b"
+    workers.serve(folder)
+    assert folder.is_dir() and calls == [("forked", folder, workers.code_digest())]
+
+    class Sim:
+        pid = 4321
+
+        def terminate(self):
+            calls.append("sim terminated")
+
+    monkeypatch.setattr(workers, "use_fork", lambda: False)
+    monkeypatch.setattr(workers.subprocess, "Popen", lambda args: calls.append(args) or Sim())
+    monkeypatch.setattr(workers, "_serve", lambda *a, **k: calls.append((a, k)))
+    calls.clear()
+    workers.serve(folder)
+    digest = workers.code_digest()
+    assert calls == [[sys.executable, "-m", "grader.workers", "zygote", "--family", "sim", "--dir", str(folder),
+                      "--digest", digest],
+                     (("real", folder, digest), {"keep": frozenset({4321})}), "sim terminated"]
+
+
+class _Answering:
+    """grader.workers._answer run on a thread of this process, for a zygote that cannot grade (`broken`): what
+    it answers, and why it returned."""
+
+    def __init__(self, where: Path, broken: str | None, until: int | None = None):
+        self.server, _, _ = workers._listen(where, "sim")
+        zygote = type("Z", (), {"fork": False, "ready": None, "private_fds": []})()
+        self.returned = []
+        self.thread = threading.Thread(
+            target=lambda: self.returned.append(workers._answer(self.server, zygote, "dg", broken, until)))
+        self.thread.start()
+
+    def ended(self) -> str:
+        self.thread.join(60)
+        self.server.close()
+        return self.returned[0]
+
+
+def test_a_zygote_answers_pings_stops_and_says_why_it_cannot_grade(where):
+    answering = _Answering(where, "the grading processes could not start: ImportError: x")
+    ping = daemon._talk(where, "sim", {"ping": True}, timeout=30)
+    assert ping == {"digest": "dg", "pid": os.getpid(), "warm": True}
+    assert daemon._talk(where, "sim", {"job": {}}, timeout=30) == {
+        "error": "the grading processes could not start: ImportError: x"}
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:  # a client that hangs up at once
+        s.connect(str(where / "sim.sock"))
+    assert daemon._talk(where, "sim", {"ping": True}, timeout=30)["digest"] == "dg"  # still serving
+    assert daemon._talk(where, "sim", {"stop": True}, timeout=30) == {"stopped": True}
+    assert answering.ended() == "stop"
+
+
+def test_a_zygote_ends_when_idle_or_handed_over(where, monkeypatch):
+    monkeypatch.setattr(workers, "IDLE_SECONDS", 0.3)
+    assert _Answering(where, "broken").ended() == "idle"
+    r, w = os.pipe()
+    answering = _Answering(where, "broken", until=r)
+    assert daemon._talk(where, "sim", {"ping": True}, timeout=30)["warm"] is False  # a stand-in
+    time.sleep(0.5)  # longer than idle: a stand-in waits for its hand-over, not for idleness
+    assert answering.thread.is_alive()
+    os.close(w)
+    assert answering.ended() == "handed"
+    os.close(r)
