@@ -919,3 +919,49 @@ def test_a_zygote_ends_when_idle_or_handed_over(where, monkeypatch):
     os.close(w)
     assert answering.ended() == "handed"
     os.close(r)
+
+
+def test_ensure_reports_its_own_start_that_died_after_waiting_for_anothers(where, monkeypatch):
+    """Another process's daemon was starting and ended; the one this call then starts dies too: one start of
+    its own, then the reason, not a new start each time."""
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    (where / "starting").write_text(f"{sleeper.pid} {workers.code_digest()}")
+    started = []
+
+    def start(w, d):  # dies at once
+        started.append(w)
+        (w / "daemon.log").write_text("it died\n")
+
+    monkeypatch.setattr(daemon, "_start", start)
+    threading.Timer(0.3, sleeper.kill).start()
+    try:
+        with pytest.raises(daemon.DaemonError, match="it died"):
+            daemon.ensure(where)
+    finally:
+        sleeper.wait()
+    assert started == [where]
+
+
+def test_submit_hangs_up_every_connection_when_it_fails(where, monkeypatch):
+    """A job that cannot be sent to its family (its socket is gone) leaves no connection open to the other: its
+    zygote sees the hang-up (and stops the check) instead of grading for nobody."""
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(where / "real.sock"))
+    server.listen(1)
+    heard = []
+
+    def zygote():
+        conn, _ = server.accept()
+        conn.settimeout(20)
+        with conn:
+            conn.makefile("rb").readline()
+            heard.append(conn.recv(1))  # b"": the client hung up
+
+    thread = threading.Thread(target=zygote)
+    thread.start()
+    monkeypatch.setattr(daemon, "ensure", lambda: where)
+    with pytest.raises(OSError) as failed:
+        daemon.submit([("real", {"n": 1}), ("sim", {"n": 2})])  # no sim.sock
+    thread.join(30)
+    server.close()
+    assert failed.value is not None and heard == [b""]
