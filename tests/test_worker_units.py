@@ -762,15 +762,27 @@ def outcomes(answer: dict) -> dict:
 
 
 @linux
-def test_the_daemon_answers_pings_with_its_code_and_grades_a_right_fix(served):
+def test_the_daemon_answers_pings_with_its_code_and_grades_a_right_fix(served, tmp_path):
     folder, pid = served
     for fam in workers.FAMILIES:
         answer = daemon._talk(folder, fam, {"ping": True}, timeout=30)
         assert answer["digest"] == workers.code_digest() and answer["pid"] != os.getpid()
-    answer = graded_by(folder, "real", job(NOISE))
+    # A right fix that prints what its process holds: one CPU thread for PyTorch, and none of the zygote's
+    # sockets (its server, its client's connection), through which learner code could answer for the grader.
+    seen = tmp_path / "seen" / "noise_batch.py"
+    seen.parent.mkdir()
+    seen.write_text(NOISE.read_text() + "\nimport os, torch\nprint('threads', torch.get_num_threads(), 'sockets', "
+                    "sum(os.readlink(f'/proc/self/fd/{fd}').startswith('socket:') for fd in os.listdir('/proc/self/fd')"
+                    " if os.path.exists(f'/proc/self/fd/{fd}')))\n")
+    answer = graded_by(folder, "real", job(seen))
     assert answer["results"] and set(outcomes(answer).values()) == {"passed"}, answer
     assert {leg for _, leg in outcomes(answer)} == {"cpu"}
-    assert set(answer["isolation"]) == {"isolated", "how"}
+    assert all(r["output"] == "threads 1 sockets 0\n" for r in answer["results"]), answer["results"]
+    from grader import sandbox
+
+    isolated = sandbox.status().available
+    assert answer["isolation"]["isolated"] is isolated
+    assert (answer["isolation"]["how"] == sandbox.status().how) if isolated else answer["isolation"]["how"]
     sim = graded_by(folder, "sim", job(NOISE, "sim"))
     assert set(outcomes(sim).values()) == {"passed"} and {leg for _, leg in outcomes(sim)} >= {"sim:0"}, sim
 
@@ -808,11 +820,12 @@ def test_the_daemon_says_why_a_grader_cannot_be_loaded(served, tmp_path):
         "module named 'helpers_that_are_not_shipped'. That is a fault of the grader, not of your code: please "
         "report it.")
     dying = tmp_path / "test_dying.py"
-    dying.write_text("import os, sys\nsys.stderr.write('RuntimeError: why it died\\n')\nsys.stderr.flush()\n"
-                     "os._exit(3)\n")
-    answer = graded_by(folder, "sim", job(NOISE, "sim", grader=dying))
-    (problem,) = answer["results"]
-    assert problem["message"] == "the grader could not run: RuntimeError: why it died", problem
+    dying.write_text("import os, sys\nprint('loading', flush=True)\n"
+                     "sys.stderr.write('RuntimeError: why it died\\n')\nsys.stderr.flush()\nos._exit(3)\n")
+    for fam, spec in (("sim", "sim"), ("real", "cpu")):
+        answer = graded_by(folder, fam, job(NOISE, spec, grader=dying))
+        (problem,) = answer["results"]
+        assert problem["message"] == "the grader could not run: loading\nRuntimeError: why it died", problem
 
 
 @linux
@@ -826,17 +839,6 @@ def test_the_daemon_grades_jobs_at_once_and_a_hung_up_check_does_not_stop_it(ser
         s.sendall((json.dumps({"job": job(slow)}) + "\n").encode())
     results = [graded_by(folder, fam, job(NOISE, spec)) for fam, spec in (("real", "cpu"), ("sim", "sim"))]
     assert all(set(outcomes(a).values()) == {"passed"} for a in results), results
-
-
-@linux
-def test_a_stop_ends_the_daemon_and_removes_its_sockets(served):
-    folder, pid = served
-    assert daemon.stop(folder) is True
-    deadline = time.monotonic() + 120
-    while os.waitpid(pid, os.WNOHANG)[0] == 0 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not any((folder / f"{fam}.sock").exists() for fam in workers.FAMILIES)
-    assert daemon.stop(folder) is False
 
 
 def test_the_command_line_of_the_grading_processes(monkeypatch, tmp_path):
@@ -965,3 +967,30 @@ def test_submit_hangs_up_every_connection_when_it_fails(where, monkeypatch):
     thread.join(30)
     server.close()
     assert failed.value is not None and heard == [b""]
+
+
+@linux
+def test_the_daemon_grades_a_batch_of_answers_in_one_worker(served, tmp_path):
+    folder, _ = served
+    wrong = tmp_path / "wrong" / "noise_batch.py"
+    wrong.parent.mkdir()
+    wrong.write_text(NOISE.read_text() + "\n\ndef make_noise_batch(*args, **kwargs):\n    raise ValueError('no')\n")
+    for fam, spec in (("real", "cpu"), ("sim", "sim")):
+        the_job = {**job(NOISE, spec), "submissions": [str(NOISE), str(wrong)]}
+        the_job.pop("submission")
+        reply = graded_by(folder, fam, the_job)
+        right, broken = reply["answers"]
+        assert set(outcomes(right).values()) == {"passed"}, right
+        assert "failed" in outcomes(broken).values(), broken
+
+
+# Last: it ends the module's daemon.
+@linux
+def test_a_stop_ends_the_daemon_and_removes_its_sockets(served):
+    folder, pid = served
+    assert daemon.stop(folder) is True
+    deadline = time.monotonic() + 120
+    while os.waitpid(pid, os.WNOHANG)[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any((folder / f"{fam}.sock").exists() for fam in workers.FAMILIES)
+    assert daemon.stop(folder) is False
