@@ -15,7 +15,7 @@ import pytest
 from grader import cli, course, daemon, workspace
 from grader.progress import DONE, FAILING, NOT_STARTED, SKIPPED, Progress
 from grader.runner import CheckResult, Grade
-from tests.learner import exercise_file, fix, make_course_copy
+from tests.learner import BOX_CHARACTERS, exercise_file, fix, make_course_copy
 
 EXERCISES = course.load()
 FIRST, SECOND, LAST = EXERCISES[0], EXERCISES[1], EXERCISES[-1]
@@ -131,6 +131,13 @@ def test_check_of_a_missing_file_is_a_usage_error(folder, graded, capsys, tmp_pa
     assert graded == []
 
 
+def test_a_notebook_that_cannot_be_read_is_a_usage_error(folder, graded, capsys, tmp_path):
+    nb = tmp_path / "broken.ipynb"
+    nb.write_text("{ not json")
+    code, out = run(capsys, "check", FIRST.name, str(nb))
+    assert code == 2 and "broken.ipynb cannot be read as a notebook" in out and graded == []
+
+
 def test_the_last_exercise_passing_says_so(folder, graded, capsys):
     for ex in EXERCISES[:-1]:
         run(capsys, "skip", ex.name)
@@ -165,16 +172,21 @@ def test_check_all_on_one_device_records_nothing(folder, graded, capsys):
     assert prog.data.get("current") in (None, FIRST.name)
     code, out = run(capsys, "check", "--all", "--device", "cpu", "--json")
     data = json.loads(out)
-    assert data["recorded"] is False and data["passed"] is False and len(data["exercises"]) == len(EXERCISES)
+    assert code == 1 and data["recorded"] is False and data["passed"] is False and len(data["exercises"]) == len(EXERCISES)
     assert out.startswith('{\n "passed"')
 
 
-def test_check_all_that_passes_exits_0(folder, graded, capsys):
+def test_check_all_that_passes_exits_0_and_says_each_milestone_once(folder, graded, capsys):
     for ex in EXERCISES:
         fix(folder, ex.name)
+    code, out = run(capsys, "check", "--all", "--device", "cpu")
+    assert code == 0 and "End of part" not in out  # not recorded: nothing reached
     code, out = run(capsys, "check", "--all")
     assert code == 0 and f"{len(EXERCISES)} of {len(EXERCISES)} exercises pass." in out
     assert "See why" not in out
+    for part in course.parts():
+        assert out.count(f'End of part "{part.caption}".') == 1, part.caption
+    assert not set(out) & BOX_CHARACTERS  # piped: the milestones as plain text, not in panels
     assert all(progress().status(ex.name) == DONE for ex in EXERCISES)
     code, out = run(capsys, "check", "--all", "--json")
     data = json.loads(out)
@@ -267,7 +279,7 @@ def test_the_solution_waits_for_a_pass_or_a_give_up(folder, capsys):
     assert not progress().gave_up(FIRST.name)
     code, out = run(capsys, "solution", FIRST.name, "--give-up")
     assert code == 0 and f"Reference fix of {FIRST.name} ({FIRST.path}):" in out
-    assert FIRST.solution_file.read_text().strip().splitlines()[-1].strip() in out
+    assert FIRST.solution_file.read_text() in out  # piped: the file as it is, no line numbers or colours
     assert progress().gave_up(FIRST.name)
     Progress.load().record_check(SECOND, True)
     code, out = run(capsys, "solution", SECOND.name)
