@@ -994,3 +994,28 @@ def test_a_stop_ends_the_daemon_and_removes_its_sockets(served):
         time.sleep(0.05)
     assert not any((folder / f"{fam}.sock").exists() for fam in workers.FAMILIES)
     assert daemon.stop(folder) is False
+
+
+# ------------------------------------------------------------------------------------------------ the plugin's part
+def test_a_check_module_that_cannot_be_collected_is_reported_instead_of_the_list():
+    from types import SimpleNamespace
+
+    from grader import plugin
+
+    sent = []
+    reporter = plugin.ChannelReporter(sent.append)
+    ok = SimpleNamespace(failed=False, nodeid="test_x.py", longrepr=None)
+    reporter.pytest_collectreport(ok)
+    reporter.pytest_collection_finish(SimpleNamespace(items=[SimpleNamespace(nodeid="test_x.py::test_a[cpu]")]))
+    assert sent == [{"collected": [("test_a", "cpu")]}]
+    sent.clear()
+    broken = SimpleNamespace(failed=True, nodeid="sub/test_x.py", longrepr=(
+        "ImportError while importing test module '/g/test_x.py'.\nTraceback:\n  File ...\nE   ModuleNotFoundError: "
+        "No module named 'helpers'\n"))
+    reporter.pytest_collectreport(broken)
+    reporter.pytest_collection_finish(SimpleNamespace(items=[]))
+    assert sent == [{"error": "the check module test_x.py could not be loaded: ModuleNotFoundError: No module named "
+                              "'helpers'. That is a fault of the grader, not of your code: please report it."}]
+    assert plugin.last_error_line("a\nE   first\n  b\nE   second\nx.py:3: NameError\n") == "second"
+    assert plugin.last_error_line("no marks\nthe last line\n\n") == "the last line"
+    assert plugin.last_error_line("") == "(no error text)"
