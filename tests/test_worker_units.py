@@ -719,6 +719,7 @@ def served():
             os.dup2(log, 1)
             os.dup2(log, 2)
             sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__  # not the outer pytest's capture
+            os.closerange(3, 4096)  # nothing of the test run's (as grader.daemon starts it: close_fds)
             import _pytest.assertion.util
 
             # This process is inside a test of the outer pytest, which set its assertion hooks: as in a daemon
