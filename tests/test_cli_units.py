@@ -351,3 +351,35 @@ def test_a_command_is_required():
 
 def test_piped_output_is_not_wrapped():
     assert cli.console.soft_wrap is (not cli.console.is_terminal)
+
+
+def test_in_a_terminal_milestones_are_panels_the_solution_is_highlighted_and_the_count_coloured(
+        folder, graded, monkeypatch):
+    from rich.console import Console
+
+    terminal = Console(file=io.StringIO(), force_terminal=True, color_system="standard", width=100,
+                       highlight=False)
+    monkeypatch.setattr(cli, "console", terminal)
+    for ex in EXERCISES:
+        fix(folder, ex.name)
+    assert cli.main(["check", "--all"]) == 0
+    out = terminal.file.getvalue()
+    assert "╭" in out and "End of part" in out  # each milestone in a panel
+    assert f"\x1b[1;32m{len(EXERCISES)} of {len(EXERCISES)} exercises pass." in out  # bold green
+    exercise_file(folder, FIRST.name).write_text("broken = True\n")
+    assert cli.main(["check", "--all"]) == 1
+    assert f"\x1b[1;31m{len(EXERCISES) - 1} of {len(EXERCISES)} exercises pass." in terminal.file.getvalue()
+    terminal.file.seek(0)
+    terminal.file.truncate()
+    assert cli.main(["solution", SECOND.name]) == 0
+    shown = terminal.file.getvalue()
+    assert " 1 \x1b[0m" in shown  # numbered, coloured lines (Syntax)
+
+
+def test_reset_of_an_exercise_without_a_shipped_copy_is_a_usage_error(folder, capsys, monkeypatch):
+    def missing(ex):
+        raise LookupError(f"no shipped copy of {ex.name} in this installation")
+
+    monkeypatch.setattr(workspace, "shipped_source", missing)
+    code, out = run(capsys, "reset", FIRST.name, "--yes")
+    assert code == 2 and f"no shipped copy of {FIRST.name} in this installation" in out
