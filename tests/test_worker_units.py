@@ -798,6 +798,10 @@ def test_the_daemon_names_a_crash_an_exit_and_processes_left_running(served, tmp
         "exit": (source + "\nimport os\nos._exit(0)\n", "your code ended the grading process after 0 of"),
         "left": (source + "\nimport os, time\nif os.fork() == 0:\n    time.sleep(120)\n    os._exit(0)\n",
                  "your code left 3 process(es) running after its checks"),  # one per check: each loads the file
+        # one that leaves the worker's process group (and its parent): found as an orphan handed to the handler
+        "escaped": (source + "\nimport os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+                    "        time.sleep(120)\n    os._exit(0)\n",
+                    "your code left 3 process(es) running after its checks"),
     }
     for name, (code, said) in cases.items():
         file = tmp_path / name / "noise_batch.py"
@@ -827,6 +831,20 @@ def test_the_daemon_says_why_a_grader_cannot_be_loaded(served, tmp_path):
         answer = graded_by(folder, fam, job(NOISE, spec, grader=dying))
         (problem,) = answer["results"]
         assert problem["message"] == "the grader could not run: loading\nRuntimeError: why it died", problem
+
+
+@linux
+def test_an_idle_zygote_keeps_a_worker_forked_ahead_of_the_next_job(served):
+    folder, _ = served
+    zygote = daemon._talk(folder, "sim", {"ping": True}, timeout=30)["pid"]
+
+    def ready_worker():  # a handler (child of the zygote) with its worker (its own child) waiting for a job
+        return any(workers._live(workers._children_of(h)) for h in workers._live(workers._children_of(zygote)))
+
+    deadline = time.monotonic() + 60  # it is forked as soon as the zygote is idle
+    while not ready_worker() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ready_worker()
 
 
 @linux
