@@ -772,13 +772,19 @@ def test_the_daemon_answers_pings_with_its_code_and_grades_a_right_fix(served, t
     # sockets (its server, its client's connection), through which learner code could answer for the grader.
     seen = tmp_path / "seen" / "noise_batch.py"
     seen.parent.mkdir()
-    seen.write_text(NOISE.read_text() + "\nimport os, torch\nprint('threads', torch.get_num_threads(), 'sockets', "
-                    "sum(os.readlink(f'/proc/self/fd/{fd}').startswith('socket:') for fd in os.listdir('/proc/self/fd')"
-                    " if os.path.exists(f'/proc/self/fd/{fd}')))\n")
+    # And its host memory capped at what it held when the cap was set (at most what it holds now) + HOST_MEMORY.
+    seen.write_text(NOISE.read_text() + "\nimport os, torch\nprint('threads', torch.get_num_threads(), "
+                    "'sockets', sum(os.readlink(f'/proc/self/fd/{fd}').startswith('socket:') for fd in "
+                    "os.listdir('/proc/self/fd') if os.path.exists(f'/proc/self/fd/{fd}')), end=' ')\n"
+                    "held = next(int(ln.split()[1]) * 1024 for ln in open('/proc/self/status') if "
+                    "ln.startswith('VmData:'))\ncap = next(ln.split()[3] for ln in open('/proc/self/limits') if "
+                    "ln.startswith('Max data size'))\n"
+                    f"print('capped', cap.isdigit() and {limits.HOST_MEMORY} < int(cap) <= held + "
+                    f"{limits.HOST_MEMORY})\n")
     answer = graded_by(folder, "real", job(seen))
     assert answer["results"] and set(outcomes(answer).values()) == {"passed"}, answer
     assert {leg for _, leg in outcomes(answer)} == {"cpu"}
-    assert all(r["output"] == "threads 1 sockets 0\n" for r in answer["results"]), answer["results"]
+    assert all(r["output"] == "threads 1 sockets 0 capped True\n" for r in answer["results"]), answer["results"]
     from grader import sandbox
 
     isolated = sandbox.status().available
