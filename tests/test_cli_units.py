@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -179,6 +180,7 @@ def test_check_all_on_one_device_records_nothing(folder, graded, capsys):
 def test_check_all_that_passes_exits_0_and_says_each_milestone_once(folder, graded, capsys):
     for ex in EXERCISES:
         fix(folder, ex.name)
+    run(capsys, "start", SECOND.name)
     code, out = run(capsys, "check", "--all", "--device", "cpu")
     assert code == 0 and "End of part" not in out  # not recorded: nothing reached
     code, out = run(capsys, "check", "--all")
@@ -188,6 +190,7 @@ def test_check_all_that_passes_exits_0_and_says_each_milestone_once(folder, grad
         assert out.count(f'End of part "{part.caption}".') == 1, part.caption
     assert not set(out) & BOX_CHARACTERS  # piped: the milestones as plain text, not in panels
     assert all(progress().status(ex.name) == DONE for ex in EXERCISES)
+    assert progress().data["current"] == SECOND.name  # --all moves it only to the first failing exercise
     code, out = run(capsys, "check", "--all", "--json")
     data = json.loads(out)
     assert code == 0 and data == {**data, "passed": True, "recorded": True}
@@ -374,6 +377,14 @@ def test_in_a_terminal_milestones_are_panels_the_solution_is_highlighted_and_the
     assert cli.main(["solution", SECOND.name]) == 0
     shown = terminal.file.getvalue()
     assert " 1 \x1b[0m" in shown  # numbered, coloured lines (Syntax)
+    longest = max(EXERCISES, key=lambda ex: max(map(len, ex.solution_file.read_text().splitlines())))
+    line = max(longest.solution_file.read_text().splitlines(), key=len)
+    assert len(line) > 100
+    terminal.file.seek(0)
+    terminal.file.truncate()
+    assert cli.main(["solution", longest.name, "--give-up"]) == 0
+    words = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", terminal.file.getvalue()).split())
+    assert " ".join(line.split()) in words  # a line wider than the terminal is wrapped (gutter: spaces), not cut
 
 
 def test_reset_of_an_exercise_without_a_shipped_copy_is_a_usage_error(folder, capsys, monkeypatch):
