@@ -707,6 +707,21 @@ NOISE_GRADER = ROOT / "grader" / "checks" / "01_tensors" / "test_noise_batch.py"
 @pytest.fixture(scope="module")
 def served():
     import shutil
+
+    folder, pid = start_forked_daemon()
+    try:
+        yield folder, pid
+    finally:
+        daemon.stop(folder)
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def start_forked_daemon() -> tuple[Path, int]:
+    """grader.workers.serve in a fork of this process, once both families answer: its folder and pid."""
     import tempfile
 
     folder = Path(tempfile.mkdtemp(prefix="dcs-"))
@@ -738,15 +753,7 @@ def served():
     while not daemon._alive(folder, digest) and time.monotonic() < deadline:
         assert os.waitpid(pid, os.WNOHANG)[0] == 0, (folder / "daemon.log").read_text()
         time.sleep(0.1)
-    try:
-        yield folder, pid
-    finally:
-        daemon.stop(folder)
-        with contextlib.suppress(OSError):
-            os.killpg(pid, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, 0)
-        shutil.rmtree(folder, ignore_errors=True)
+    return folder, pid
 
 
 def job(submission: Path, spec="cpu", grader: Path = NOISE_GRADER, timeout=60) -> dict:
@@ -1044,3 +1051,55 @@ def test_a_check_module_that_cannot_be_collected_is_reported_instead_of_the_list
     assert plugin.last_error_line("a\nE   first\n  b\nE   second\nx.py:3: NameError\n") == "second"
     assert plugin.last_error_line("no marks\nthe last line\n\n") == "the last line"
     assert plugin.last_error_line("") == "(no error text)"
+
+
+@linux
+def test_a_daemon_ended_by_sigterm_ends_its_simulated_zygote_and_removes_its_sockets():
+    import shutil
+
+    folder, pid = start_forked_daemon()
+    try:
+        deadline = time.monotonic() + 120
+        while not (ping := daemon._talk(folder, "sim", {"ping": True}, timeout=30))["warm"]:  # its last zygote
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        sim = ping["pid"]
+        os.kill(pid, signal.SIGTERM)
+        os.waitpid(pid, 0)
+        deadline = time.monotonic() + 60
+        while workers._live([sim]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not workers._live([sim])
+        assert not any((folder / f"{fam}.sock").exists() for fam in workers.FAMILIES)
+    finally:
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@linux
+def test_collect_keeps_the_end_of_what_a_worker_wrote_just_before_it_ended():
+    """More than a read's worth of records and output still in the pipes when the worker has ended: all records
+    and the output's end are read after it (pipes of 1 MiB, filled by a worker that has exited)."""
+    import fcntl
+
+    rfd, wfd = os.pipe()
+    ofd, owfd = os.pipe()
+    for fd in (rfd, ofd):
+        fcntl.fcntl(fd, 1031, 1 << 20)  # F_SETPIPE_SZ
+    code = ("import os, sys; fd = int(sys.argv[1]); os.write(fd, b''.join(b'{\"n\": %d}\\n' % i for i in range(20000)));"
+            " os.write(1, b'x' * 200000 + b'END'); os._exit(0)")
+    worker = subprocess.Popen([sys.executable, "-c", code, str(wfd)], stdout=owfd, pass_fds=(wfd, owfd))
+    os.close(wfd)
+    os.close(owfd)
+    os.waitid(os.P_PID, worker.pid, os.WEXITED | os.WNOWAIT)  # ended, everything still in the pipes
+    zygote = type("Z", (), {"client": None})()
+    try:
+        lines, output, status, stopped = workers.Zygote._collect(zygote, worker.pid, rfd, ofd, timeout=60)
+    finally:
+        os.close(rfd)
+        os.close(ofd)
+    assert len(lines) == 20000 and lines[-1] == '{"n": 19999}' and stopped is None
+    assert output.endswith("END") and len(output) == workers.OUTPUT_TAIL
