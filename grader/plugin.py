@@ -249,6 +249,19 @@ def _skip_pytest_failure_repr(item) -> None:
 _ENDS_THE_RUN = (KeyboardInterrupt, pytest.exit.Exception)
 
 
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_make_collect_report(collector):
+    """Import the check module with pytest's capture off (inside capture's own wrapper, hence trylast): what it
+    writes goes to the worker's output, whose end the zygote keeps, so a worker that dies while importing it
+    (a native crash, os._exit) still tells why. Captured, it would die with pytest's temporary file."""
+    capman = collector.config.pluginmanager.getplugin("capturemanager")
+    if capman is None or not (_grading(collector.config) and isinstance(collector, pytest.File)):
+        yield
+        return
+    with capman.global_and_fixture_disabled():
+        yield
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
     _granted_skips.clear()
@@ -361,12 +374,29 @@ class ChannelReporter:
 
     def __init__(self, send):
         self.send = send
+        self.broken: list[str] = []  # check modules that could not be collected, each with its error
 
     def pytest_configure(self, config):
         config._devcourse_send = self.send
 
+    def pytest_collectreport(self, report):
+        if report.failed:  # the grader's own module failed to import: no check of it can run
+            self.broken.append(f"{Path(report.nodeid).name} could not be loaded: "
+                               f"{last_error_line(str(report.longrepr))}")
+
     def pytest_collection_finish(self, session):
+        if self.broken:  # instead of the list: pytest stops before any check (a collection error)
+            self.send({"error": f"the check module {'; '.join(self.broken)}. That is a fault of the grader, not "
+                                "of your code: please report it."})
+            return
         self.send({"collected": [_check_and_leg(item.nodeid) for item in session.items]})
+
+
+def last_error_line(text: str) -> str:
+    """The line of a collection error's report that names the exception (pytest marks it 'E'), else its last."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    marked = [line[1:].strip() for line in lines if line.startswith("E ")]
+    return (marked or lines or ["(no error text)"])[-1]
 
 
 def _record(report) -> dict:

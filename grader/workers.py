@@ -542,8 +542,10 @@ def judge(lines, token, exit_code, status, stopped, leftovers, tail, job) -> dic
                 collected = {tuple(c) for c in rec["collected"]}
             elif "isolation" in rec and isolation is None:  # sent by the worker before any learner code ran
                 isolation = {"isolated": rec.get("isolated") is True, "how": str(rec["isolation"])}
-            elif "error" in rec or "end" in rec:  # pytest could not start
-                error = rec.get("error") or f"pytest exit code {rec['end']}"
+            elif "error" in rec:  # pytest could not start, or the grader could not be collected: says why
+                error = error or str(rec["error"])
+            elif "end" in rec:  # pytest ended before listing the checks: its own output (the tail) says why
+                pass
             else:
                 forged += 1
         elif "end" in rec:
@@ -568,7 +570,8 @@ def judge(lines, token, exit_code, status, stopped, leftovers, tail, job) -> dic
     if stopped:
         problems.append(stopped)
     elif collected is None:
-        problems.append(f"the grader could not run: {error or ''}\n{_last_lines(tail)}".strip())
+        why = error or _last_lines(tail) or "it ended before listing its checks"
+        problems.append(f"the grader could not run: {why}")
     elif stopped_why:
         pass  # said by the check that found it; the checks after it are failed below
     elif code is not None and code < 0:

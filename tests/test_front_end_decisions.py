@@ -65,9 +65,9 @@ def test_after_a_grading_process_dies_the_next_check_is_graded(own_daemon, tmp_p
     assert out.returncode == 1 and "the mask is created on cpu" in out.stdout, out.stdout
 
 
-def test_a_daemon_running_older_grader_code_is_replaced_before_it_grades(tmp_path):
-    """A course folder whose grader changes while its daemon runs (an update, an instructor's edit): the next
-    check is graded by the new code, without `devcourse stop`."""
+def course_with_its_grader(tmp_path):
+    """A course folder with a grader of its own (the command run as `python -m grader` from it, its daemon in a
+    folder of its own): the folder, `check(name)` and `stop()`."""
     copy = tmp_path / "course"
     for part in ("grader", "exercises", "solutions"):
         shutil.copytree(ROOT / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
@@ -76,9 +76,20 @@ def test_a_daemon_running_older_grader_code_is_replaced_before_it_grades(tmp_pat
     where = tmp_path / "daemon"
     env = {**os.environ, "DEVCOURSE_DAEMON_DIR": str(where), "PYTHONPATH": str(copy), "COLUMNS": "200"}
 
+    def command(*args):
+        return subprocess.run([sys.executable, "-m", "grader", *args], cwd=copy, env=env, capture_output=True,
+                              text=True, timeout=600)
+
+    return copy, where, (lambda name: command("check", name)), (lambda: command("stop"))
+
+
+def test_a_daemon_running_older_grader_code_is_replaced_before_it_grades(tmp_path):
+    """A course folder whose grader changes while its daemon runs (an update, an instructor's edit): the next
+    check is graded by the new code, without `devcourse stop`."""
+    copy, where, check_name, stop = course_with_its_grader(tmp_path)
+
     def check():
-        return subprocess.run([sys.executable, "-m", "grader", "check", NB.name], cwd=copy, env=env,
-                              capture_output=True, text=True, timeout=600)
+        return check_name(NB.name)
 
     try:
         first = check()
@@ -93,7 +104,38 @@ def test_a_daemon_running_older_grader_code_is_replaced_before_it_grades(tmp_pat
         assert not set(old.values()) & set(zygote_pids(where).values())
         assert wait_for(lambda: not any(workers._live(old.values())), 30), "the old daemon kept running"
     finally:
-        subprocess.run([sys.executable, "-m", "grader", "stop"], cwd=copy, env=env, capture_output=True, timeout=120)
+        stop()
+    assert wait_for(lambda: not serving(where), 30)
+
+
+def test_a_grader_that_cannot_be_loaded_says_why(tmp_path):
+    """A check module that fails to import (a grader fault: a missing helper module), and one whose worker dies
+    while importing it (a native crash, os._exit): each report names the error's last line, under the grading
+    process, instead of an empty table that says no check could run."""
+    copy, where, check, stop = course_with_its_grader(tmp_path)
+    missing = copy / "grader" / "checks" / NB.grader_file.relative_to(ROOT / "grader" / "checks")
+    missing.write_text("import helpers_that_are_not_shipped\n" + missing.read_text())
+    dying = copy / "grader" / "checks" / MM.grader_file.relative_to(ROOT / "grader" / "checks")
+    dying.write_text("import os, sys\nprint('loading the checks of masked_mean', flush=True)\n"
+                     "sys.stderr.write('RuntimeError: the line that says why the grader died\\n')\n"
+                     "sys.stderr.flush()\nos._exit(3)\n" + dying.read_text())
+    try:
+        out = check(NB.name)
+        assert out.returncode == 1, out.stdout + out.stderr
+        assert ("the grader could not run: the check module test_noise_batch.py could not be loaded: "
+                "ModuleNotFoundError: No module named 'helpers_that_are_not_shipped'. That is a fault of the "
+                "grader, not of your code") in out.stdout, out.stdout
+        assert "no check could run" not in out.stdout
+        assert "FAILED: noise_batch does not pass yet: the grading process had a problem" in out.stdout
+
+        out = check(MM.name)
+        assert out.returncode == 1, out.stdout + out.stderr
+        lines = out.stdout.splitlines()
+        said = [ln.strip() for ln in lines if "the grader could not run:" in ln]
+        assert said == ["the grader could not run: loading the checks of masked_mean"], out.stdout
+        assert "  RuntimeError: the line that says why the grader died" in lines, out.stdout
+    finally:
+        stop()
     assert wait_for(lambda: not serving(where), 30)
 
 
