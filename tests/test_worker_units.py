@@ -698,8 +698,9 @@ def test_collect_reads_records_and_stops_a_check_whose_client_hung_up(monkeypatc
 
 
 # ------------------------------------------------------------------------------------------------ workers: serving
-# The real daemon (grader.workers.serve, fork mode), started as a fork of this test process: it inherits what is
-# imported already, so it answers in seconds, and it grades real jobs with the real graders.
+# The real daemon (grader.workers.serve, fork mode), started in a fresh process as grader.daemon starts it (a
+# fork of this test process would inherit what other tests of this pytest worker did: a simulator already in use
+# cannot be used again in a forked child), grading real jobs with the real graders.
 NOISE = ROOT / "solutions" / "01_tensors" / "noise_batch.py"
 NOISE_GRADER = ROOT / "grader" / "checks" / "01_tensors" / "test_noise_batch.py"
 
@@ -708,7 +709,7 @@ NOISE_GRADER = ROOT / "grader" / "checks" / "01_tensors" / "test_noise_batch.py"
 def served():
     import shutil
 
-    folder, pid = start_forked_daemon()
+    folder, pid = start_daemon()
     try:
         yield folder, pid
     finally:
@@ -720,34 +721,24 @@ def served():
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def start_forked_daemon() -> tuple[Path, int]:
-    """grader.workers.serve in a fork of this process, once both families answer: its folder and pid."""
+_STARTED: list = []
+
+
+def start_daemon() -> tuple[Path, int]:
+    """grader.workers.serve (its workers forked from zygotes) in a new process of its own group, once both
+    families answer: its folder and pid."""
     import tempfile
 
     folder = Path(tempfile.mkdtemp(prefix="dcs-"))
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            os.setsid()  # its own group, so that the test can end whatever it left
-            log = os.open(folder / "daemon.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-            os.dup2(log, 1)
-            os.dup2(log, 2)
-            sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__  # not the outer pytest's capture
-            os.closerange(3, 4096)  # nothing of the test run's (as grader.daemon starts it: close_fds)
-            import _pytest.assertion.util
-
-            # This process is inside a test of the outer pytest, which set its assertion hooks: as in a daemon
-            # started afresh, no pytest runs here yet (the grader's integrity check compares them).
-            _pytest.assertion.util._reprcompare = None
-            _pytest.assertion.util._assertion_pass = None
-            _pytest.assertion.util._config = None
-            os.environ["DEVCOURSE_WORKERS"] = "fork"
-            os.environ["DEVCOURSE_IDLE_SECONDS"] = "300"
-            workers.serve(folder)
-            code = 0
-        finally:
-            os._exit(code)
+    env = {**os.environ, "DEVCOURSE_WORKERS": "fork", "DEVCOURSE_IDLE_SECONDS": "300"}
+    env.pop("PYTEST_CURRENT_TEST", None)
+    with open(folder / "daemon.log", "ab") as log:
+        process = subprocess.Popen([sys.executable, "-c", "import sys, pathlib; from grader import workers; "
+                                    "workers.serve(pathlib.Path(sys.argv[1]))", str(folder)],
+                                   cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                   start_new_session=True)  # its own group: the test ends whatever it left
+    pid = process.pid
+    _STARTED.append(process)  # kept: a collected Popen may be reaped by the next one, before the test waits for it
     digest = workers.code_digest()
     deadline = time.monotonic() + 180
     while not daemon._alive(folder, digest) and time.monotonic() < deadline:
@@ -1057,7 +1048,7 @@ def test_a_check_module_that_cannot_be_collected_is_reported_instead_of_the_list
 def test_a_daemon_ended_by_sigterm_ends_its_simulated_zygote_and_removes_its_sockets():
     import shutil
 
-    folder, pid = start_forked_daemon()
+    folder, pid = start_daemon()
     try:
         deadline = time.monotonic() + 120
         while not (ping := daemon._talk(folder, "sim", {"ping": True}, timeout=30))["warm"]:  # its last zygote
