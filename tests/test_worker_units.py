@@ -652,6 +652,16 @@ def test_the_dtensor_placeholder_is_removed_after_its_one_lookup():
             sys.modules[name] = saved
 
 
+def collected(pid: int, rfd: int, ofd: int):
+    """Zygote._collect of a worker's records and output pipes (closed after), by a zygote with no client."""
+    zygote = type("Z", (), {"client": None})()
+    try:
+        return workers.Zygote._collect(zygote, pid, rfd, ofd, timeout=60)
+    finally:
+        os.close(rfd)
+        os.close(ofd)
+
+
 def test_collect_stops_a_worker_that_never_starts_and_keeps_its_output_end(monkeypatch):
     monkeypatch.setattr(workers, "START_LIMIT", 0.5)
     rfd, wfd = os.pipe()
@@ -660,12 +670,7 @@ def test_collect_stops_a_worker_that_never_starts_and_keeps_its_output_end(monke
                                "time.sleep(60)"], stdout=owfd, pass_fds=(owfd,), start_new_session=True)
     os.close(wfd)
     os.close(owfd)
-    zygote = type("Z", (), {"client": None})()
-    try:
-        lines, output, status, stopped = workers.Zygote._collect(zygote, worker.pid, rfd, ofd, timeout=60)
-    finally:
-        os.close(rfd)
-        os.close(ofd)
+    lines, output, status, stopped = collected(worker.pid, rfd, ofd)
     assert lines == [] and os.waitstatus_to_exitcode(status) == -signal.SIGKILL
     assert stopped == ("the grader stopped your code after 0.5 s without an answer (it ignored the time limit of "
                        "its check)")
@@ -1086,11 +1091,6 @@ def test_collect_keeps_the_end_of_what_a_worker_wrote_just_before_it_ended():
     os.close(wfd)
     os.close(owfd)
     os.waitid(os.P_PID, worker.pid, os.WEXITED | os.WNOWAIT)  # ended, everything still in the pipes
-    zygote = type("Z", (), {"client": None})()
-    try:
-        lines, output, status, stopped = workers.Zygote._collect(zygote, worker.pid, rfd, ofd, timeout=60)
-    finally:
-        os.close(rfd)
-        os.close(ofd)
+    lines, output, status, stopped = collected(worker.pid, rfd, ofd)
     assert len(lines) == 20000 and lines[-1] == '{"n": 19999}' and stopped is None
     assert output.endswith("END") and len(output) == workers.OUTPUT_TAIL
