@@ -36,10 +36,12 @@ def deferring(hook):
     return wrapper
 
 
-def _engine_call_codes():
+@functools.cache
+def _engine_call_codes() -> frozenset:
+    """The code of the Python function that calls the engine (torch.autograd.graph, imported by then)."""
     import torch.autograd.graph as graph
 
-    return {graph._engine_run_backward.__code__}
+    return frozenset({graph._engine_run_backward.__code__})
 
 
 def raised_under_the_engine(frame) -> bool:
@@ -49,10 +51,7 @@ def raised_under_the_engine(frame) -> bool:
     if torch._C._current_graph_task_id() == -1:
         return False
     caller = frame.f_back
-    return caller is not None and caller.f_code in _ENGINE_CALLS.setdefault("codes", _engine_call_codes())
-
-
-_ENGINE_CALLS: dict = {}
+    return caller is not None and caller.f_code in _engine_call_codes()
 
 
 def defer(exc: BaseException) -> object:
@@ -63,7 +62,7 @@ def defer(exc: BaseException) -> object:
 
 
 def take_pending():
-    """The exception a hook raised during the backward that just ended, if any (and forget it)."""
+    """The exception a hook or a kernel raised during the backward that just ended, if any (and forget it)."""
     exc = pending[0] if pending else None
     pending.clear()
     return exc
