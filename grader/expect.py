@@ -242,6 +242,16 @@ def no_round_trips(device: torch.device, what: str):
              "shapes fixed: multiply by the mask, or use torch.where, instead of selecting with it.")
 
 
+def refuse_unawaited_reads(m: Measurement, who: str) -> None:
+    """Fail where `who` read a non_blocking copy to the CPU that nothing waited for. On a GPU a copy of a few
+    bytes often lands before the host reads it, so the race is refused on every leg, not only where the simulator
+    shows it (it leaves such a buffer NaN): one verdict on every machine."""
+    if m.unawaited_d2h:
+        fail(f"{who} read a value from a non_blocking copy to the CPU that nothing waited for: such a copy returns "
+             "before its values have arrived, so what is read may be anything (on a GPU it is usually right by "
+             "luck). Read the device tensor itself (.item() waits for it), or synchronize before reading the copy.")
+
+
 def within(got: float, want: float, tol: float) -> bool:
     """|got - want| <= tol for Python numbers, false for NaN (a check written `abs(got - want) > tol: fail`
     lets NaN through, since every comparison with NaN is false)."""

@@ -23,7 +23,7 @@ CASES = [
     ("find_misplaced", "wrong_top_level_type_only", "cannot tell them apart", "recursively"),
     ("time_matmul", "wrong_cuda_sync_message", "torch.cuda.synchronize() waits for nothing", None),
     ("per_class_accuracy", "wrong_cuda_sync_message", "torch.cuda.synchronize() waits for nothing", None),
-    ("train_anywhere", "wrong_nonblocking_epoch_read", "non_blocking=True", "the fix changed the result"),
+    ("train_anywhere", "wrong_nonblocking_epoch_read", "non_blocking copy to the CPU that nothing waited for", "the fix changed the result"),
     ("log_every", "wrong_nonblocking_no_sync", "non_blocking=True gives when it is read before", None),
 ]
 

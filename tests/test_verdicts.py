@@ -123,3 +123,25 @@ def test_regrading_some_exercises_replaces_their_rows_and_says_so():
     assert out["machine"]["date"] == "then" and out["regraded"][0]["exercises"] == ["a"]
     with pytest.raises(SystemExit):
         merged(table, [], {**gpus, "gpus": ["H100"]}, 1.0)
+
+
+def test_a_run_writes_each_exercise_as_it_is_graded_and_merges_into_the_table(tmp_path):
+    """tools/verdicts.py --only, run for real (on this machine's legs): the rows of both exercises land in the
+    table, in the course's order, the regrading is noted, and the partial file written along the way is gone."""
+    import subprocess
+    import sys
+
+    table = tmp_path / "t.json"
+    table.write_text(json.dumps({"machine": {"gpus": []}, "rows": []}))
+    run = subprocess.run([sys.executable, str(ROOT / "tools" / "verdicts.py"), "--out", str(table), "--jobs", "2",
+                          "--only", "pick_device", "noise_batch"], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(table.read_text())
+    names = [r["exercise"] for r in out["rows"]]
+    expected = [(ex.name, label) for name in ("noise_batch", "pick_device") for ex in [course.get(name)]
+                for label in submissions(ex)]
+    assert [(r["exercise"], r["submission"]) for r in out["rows"]] == expected, names
+    assert out["regraded"][0]["exercises"] == ["noise_batch", "pick_device"]
+    assert not (tmp_path / "t.partial.json").exists()
+    shipped = next(r for r in out["rows"] if r["submission"] == "shipped" and r["exercise"] == "noise_batch")
+    assert shipped["verdicts"]["sim:1"] == "fail" and shipped["verdicts"]["cpu"] == "pass", shipped

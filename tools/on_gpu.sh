@@ -6,6 +6,10 @@
 #             (grader/verdicts/; tests/test_verdicts.py reads them)
 #   course    the course self-check (tests/test_course.py) on the real GPUs
 #   book      the book's outputs, recorded page by page (book/_recorded/)
+#   doctor    `devcourse doctor` on the realistic scripts of tests/doctor/ with --device cuda:1 (two GPUs needed;
+#             the doctor's book links need docutils: carry its wheel in .whl/ where the machine lacks it)
+# A verdict run cut by a time limit leaves OUTDIR/Ngpu.partial.json (whole exercises): copy it over
+# grader/verdicts/Ngpu.json and regrade the exercises it lacks with ONLY="..." (--only merges them into it).
 # Usage: tools/on_gpu.sh OUTDIR [STEP ...]   (default: every step; run from the repository root with the
 # Python that has torch as python3). Copy OUTDIR's files into the repo as they are.
 # ONLY="exercise ..." tools/on_gpu.sh OUTDIR verdicts: regrade those exercises only, into the committed tables.
@@ -15,9 +19,9 @@
 # Missing packages can come as wheels in .whl/: they go to /tmp/site, appended to sys.path by a .pth file so
 # that the machine's own packages (torch, numpy) still win.
 set -uo pipefail
-out=${1:?usage: tools/on_gpu.sh OUTDIR [fidelity] [verdicts] [course] [book]}
+out=${1:?usage: tools/on_gpu.sh OUTDIR [fidelity] [verdicts] [course] [book] [doctor]}
 shift
-steps=${*:-fidelity verdicts course book}
+steps=${*:-fidelity verdicts course book doctor}
 want() { [[ " $steps " == *" $1 "* ]]; }
 mkdir -p "$out"
 if [ -d .whl ]; then
@@ -73,5 +77,9 @@ print(" ".join(str(p.relative_to(record.ROOT)) for p in record.toc_pages()
   python3 -m pytest tests/book/test_records.py tests/book/test_pages.py -k "not runs_on_the_cpu" -q -p no:cacheprovider \
     -o addopts= > "$out/record_check.log" 2>&1
   tar czf "$out/recorded.tgz" book/_recorded
+fi
+if want doctor && [ "$ngpu" -gt 1 ]; then
+  DOCTOR_DEVICE=cuda:1 python3 -m pytest tests/test_doctor_scripts.py -q -p no:cacheprovider -o addopts= \
+    > "$out/doctor_on_gpu.log" 2>&1
 fi
 tail -n 5 "$out"/*.log

@@ -6,9 +6,11 @@ for (sim:0 as cuda:0, sim:1 as cuda:1, the pair sim:0+sim:1 as cuda:0+cuda:1).
 
     python tools/verdicts.py --out grader/verdicts/2gpu.json [--markdown grader/verdicts/2gpu.md] [--jobs 4]
 
-With --jobs N, N processes grade at once, each through warm grading processes of its own. With --only
-NAME..., only those exercises are graded again, their rows replaced in the table already at --out (made on a
-machine with as many GPUs); the table keeps its machine and lists each such regrading with its own.
+With --jobs N, N processes grade at once, one exercise at a time each, through warm grading processes of
+their own. With --only NAME..., only those exercises are graded again, their rows replaced in the table
+already at --out (made on a machine with as many GPUs); the table keeps its machine and lists each such
+regrading with its own. Each exercise's rows are written to OUT.partial.json as soon as it is graded, so a run
+cut by a time limit keeps what it finished (a later --only run can start from that file).
 """
 
 from __future__ import annotations
@@ -81,23 +83,36 @@ def main() -> None:
     args = p.parse_args()
     start = time.perf_counter()
     exercises = [course.get(name) for name in args.only] if args.only else course.load()
-    items = [(ex.name, label, str(path)) for ex in exercises for label, path in submissions(ex).items()]
-    chunks = [items[i::args.jobs] for i in range(args.jobs)]
-    with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
-        graded = [row for rows in pool.map(grade_chunk, chunks) for row in rows]
-    seconds = round(time.perf_counter() - start, 1)
-    if args.only:
-        table = merged(json.loads(args.out.read_text()), graded, machine.describe(), seconds)
-    else:
-        table = {"machine": machine.describe(), "seconds": seconds, "rows": graded}
-    everything = [(ex.name, label) for ex in course.load() for label in submissions(ex)]
-    order = {key: i for i, key in enumerate(everything)}
-    table["rows"].sort(key=lambda r: order.get((r["exercise"], r["submission"]), len(order)))
+    # one task per exercise, the largest first, so that the pool ends together and a cut run keeps whole exercises
+    chunks = sorted(([(ex.name, label, str(path)) for label, path in submissions(ex).items()] for ex in exercises),
+                    key=len, reverse=True)
+    partial = args.out.with_suffix(".partial.json")
+    graded: list[dict] = []
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+        for rows in pool.imap_unordered(grade_chunk, chunks):
+            graded += rows
+            partial.write_text(json.dumps(table_of(graded, args, time.perf_counter() - start), indent=1) + "\n")
+    seconds = round(time.perf_counter() - start, 1)
+    table = table_of(graded, args, seconds)
     args.out.write_text(json.dumps(table, indent=1) + "\n")
+    partial.unlink()
     if args.markdown:
         args.markdown.write_text(markdown(table))
     print(f"{len(graded)} submissions graded in {seconds} s -> {args.out}")
+
+
+def table_of(graded: list[dict], args: argparse.Namespace, seconds: float) -> dict:
+    """The table with `graded`, in the course's order: a new one, or the one at --out with those rows replaced."""
+    seconds = round(seconds, 1)
+    if args.only:
+        table = merged(json.loads(args.out.read_text()), graded, machine.describe(), seconds)
+    else:
+        table = {"machine": machine.describe(), "seconds": seconds, "rows": list(graded)}
+    everything = [(ex.name, label) for ex in course.load() for label in submissions(ex)]
+    order = {key: i for i, key in enumerate(everything)}
+    table["rows"].sort(key=lambda r: order.get((r["exercise"], r["submission"]), len(order)))
+    return table
 
 
 def merged(table: dict, graded: list[dict], here: dict, seconds: float) -> dict:

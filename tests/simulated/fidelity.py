@@ -238,21 +238,20 @@ def _c_load_nomap(dev):
     return torch.load(buf)["w"]
 
 
-@case("load checkpoint without map_location where device is missing")
-def _c_load_missing(dev):
-    """Saved here, loaded in a subprocess without the device (CUDA hidden /
-    sim not installed); re-raises what the subprocess got."""
+def _load_elsewhere(dev, setup="", within=""):
+    """Save a checkpoint on `dev`, load it without map_location in a subprocess that runs `setup` and loads
+    inside `within` (a with-statement's head) with CUDA hidden; re-raise what the subprocess got."""
     fd, path = tempfile.mkstemp(suffix=".pt")
     os.close(fd)
+    load = f"    with {within}:\n        torch.load({path!r})\n" if within else f"    torch.load({path!r})\n"
     try:
         torch.save({"w": torch.ones(2, device=dev)}, path)
-        # grader.simulated is imported (not installed) as in a grader's CPU process: on CUDA it changes
-        # nothing; for sim it words the error as CUDA does (grader/simulated/serialization.py)
         code = (
             f"import sys; sys.path.insert(0, {_ROOT!r})\n"
             "import json, torch, grader.simulated\n"
+            f"{setup}"
             "try:\n"
-            f"    torch.load({path!r})\n"
+            f"{load}"
             "    print(json.dumps(None))\n"
             "except Exception as e:\n"
             "    print(json.dumps([type(e).__name__, str(e)]))\n"
@@ -266,6 +265,23 @@ def _c_load_missing(dev):
         return "loaded"
     exc = {"RuntimeError": RuntimeError, "TypeError": TypeError, "ValueError": ValueError}.get(out[0], RuntimeError)
     raise exc(out[1])
+
+
+@case("load checkpoint without map_location where device is missing")
+def _c_load_missing(dev):
+    """Loaded where CUDA is hidden / sim is not installed. grader.simulated is imported (not installed) as in
+    a grader's CPU process: on CUDA it changes nothing; for sim it words the error as CUDA does
+    (grader/simulated/serialization.py)."""
+    return _load_elsewhere(dev)
+
+
+@case("load checkpoint without map_location where the accelerator has no usable device")
+def _c_load_unusable(dev):
+    """The build has the accelerator, the machine no device of it: a CUDA wheel with no visible GPU; the
+    simulator installed, inside grader.simulated.unusable()."""
+    if dev == "sim":
+        return _load_elsewhere(dev, "grader.simulated.install(count=2)\n", "grader.simulated.unusable()")
+    return _load_elsewhere(dev)
 
 
 # ---------------------------------------------------------------- works on device
@@ -701,6 +717,24 @@ def _c_oom_fraction(dev):
     finally:
         mod.set_per_process_memory_fraction(1.0, 0)
     return "allocated"
+
+
+@case("out of memory inside backward: backward() raises it")
+def _c_oom_backward(dev):
+    mod = _mod(dev)
+    w = torch.ones(_total(dev) // 200, device=dev, requires_grad=True)  # 2% of the device, in float32
+    loss = (w * 2).sum()
+    torch.accelerator.synchronize()
+    torch.accelerator.empty_cache()  # so the gradient cannot reuse w * 2's freed block
+    mod.set_per_process_memory_fraction(0.01, 0)
+    try:
+        loss.backward()
+    except Exception as e:  # noqa: BLE001 -- the type that crosses the engine is part of the answer
+        shaped = _oom_shape(e)
+        raise (shaped if isinstance(e, torch.OutOfMemoryError) else type(e)(str(shaped))) from None
+    finally:
+        mod.set_per_process_memory_fraction(1.0, 0)
+    return "no error"
 
 
 # ---------------------------------------------------------------- second device (issue 7)

@@ -122,18 +122,20 @@ audit.CHECK_MODES.add(HostReadGraphs)  # the grader's own mode, entered around l
 
 def steps_in(graph, parameters) -> int:
     """How many training steps' graphs `graph` reaches: each step's forward makes its own node that feeds a
-    parameter's gradient, so the most such nodes of one parameter is the number of steps chained."""
-    ids = {id(p) for p in parameters}
-    feeding, seen, todo = {}, set(), [graph]
+    parameter's gradient, so the most such nodes of one parameter is the number of steps chained. A parameter is
+    known by its data pointer: the tensor an AccumulateGrad node gives back is not always the Parameter object
+    itself (torch 2.11 gives another Python object)."""
+    ptrs = {p.data_ptr() for p in parameters}
+    feeding, seen, todo = {}, {}, [graph]
     while todo:
         node = todo.pop()
         if node is None or id(node) in seen:
             continue
-        seen.add(id(node))
+        seen[id(node)] = node  # kept alive, so that no id is reused by a node met later
         for child, _ in getattr(node, "next_functions", ()):
             variable = getattr(child, "variable", None)
-            if variable is not None and id(variable) in ids:
-                feeding.setdefault(id(variable), set()).add(id(node))
+            if variable is not None and variable.data_ptr() in ptrs:
+                feeding.setdefault(variable.data_ptr(), set()).add(id(node))
             todo.append(child)
     return max((len(nodes) for nodes in feeding.values()), default=0)
 

@@ -12,7 +12,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.expect import GradeFailure, canonical, fail, forward_passes, measure, once_per_leg, running, within
+from grader.expect import (GradeFailure, canonical, fail, forward_passes, measure, once_per_leg,
+                           refuse_unawaited_reads, running, within)
 
 
 def draw():
@@ -57,11 +58,7 @@ def test_gives_the_mean_loss_of_the_cpu(submission, device):
     t = validated(submission, device)
     if not isinstance(t.result, float):
         fail(f"validate should return a Python float, got {type(t.result).__name__}: read the result with .item().")
-    if t.m.unawaited_d2h:  # on a GPU a copy of a few bytes often lands in time: the race is refused on every leg
-        fail("validate read its result from a non_blocking copy to the CPU that nothing waited for: such a copy "
-             "returns before its values have arrived, so what is read may be anything (on a GPU it is usually "
-             "right by luck). Read the device tensor itself (.item() waits for it), or synchronize before "
-             "reading the copy.")
+    refuse_unawaited_reads(t.m, "validate")
     if not within(t.result, t.expected, 1e-4 + 1e-4 * abs(t.expected)):
         early = (" It was read from a non_blocking copy to the CPU that nothing waited for: such a copy returns "
                  "before its values have arrived, so what is read may be anything. Read the device tensor itself "

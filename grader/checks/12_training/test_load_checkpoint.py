@@ -95,10 +95,30 @@ def check_loaded(model, net, target, saved_on):
     expect_close(out, expected_output(net, x), f"the loaded model's output on {target} (saved on {saved_on})")
 
 
+def unasked(saved_on, target) -> list[torch.device]:
+    """The accelerator's devices that a load from `saved_on` onto `target` has no reason to touch (the one that
+    saved it is measured on its own). A map to the current device lands on one of them wherever that is not the
+    target: the simulator's :0 legs and a two-GPU machine make the other device current."""
+    kind = saved_on if saved_on.type != "cpu" else target
+    if kind.type == "cpu":
+        return []
+    mod = torch.get_device_module(kind)
+    return [d for d in (torch.device(kind.type, i) for i in range(mod.device_count()))
+            if d not in (canonical(saved_on), canonical(target))]
+
+
+def allocated_so_far(device) -> int:
+    """Bytes ever allocated on `device` by this process: unlike the peak, it counts an allocation made while
+    other memory of the device was being freed."""
+    return int(torch.get_device_module(device).memory_stats(device).get("allocated_bytes.all.allocated", 0))
+
+
 def load_without_touching(submission, saved_on, target):
     with tempfile.TemporaryDirectory() as folder:
         net, path, state = save_from(saved_on, folder)
         before = memory_on(saved_on)
+        others = unasked(saved_on, target)
+        held = {d: allocated_so_far(d) for d in others}
         with measure(saved_on) as m:
             model = load(submission, path, target, saved_on)
         if saved_on.type != "cpu" and m.peak_bytes is not None and m.peak_bytes > before:
@@ -106,6 +126,11 @@ def load_without_touching(submission, saved_on, target):
                  f"{saved_on}, the device that saved it: torch.load restores every tensor to the device it was saved "
                  f"from unless told otherwise. On a machine without {saved_on} that fails; on a node it piles "
                  f"every process's copy onto one GPU. {fix_for(submission, saved_on)}")
+        for d in others:
+            extra = allocated_so_far(d) - held[d]
+            if extra > 0:
+                fail(f"load_for_eval(path, {str(target)!r}) of a checkpoint saved on {saved_on} put {extra} bytes on "
+                     f"{d}, a device it was not asked to use. {fix_for(submission, saved_on)}")
         check_loaded(model, net, target, saved_on)
 
 

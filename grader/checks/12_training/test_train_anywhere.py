@@ -19,7 +19,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from grader.expect import (GradeFailure, canonical, expect_close, fail, forward_passes, measure, once_per_leg,
-                           running)
+                           refuse_unawaited_reads, running)
 
 RULE = "the training loop must run on the device it is given"
 EPOCHS = 3
@@ -171,6 +171,7 @@ def test_same_result_as_on_the_cpu(submission, device):
     if any(not isinstance(h, float) for h in history):
         fail(f"train should return Python floats, one per epoch (read each epoch's mean with .item()); got "
              f"{history!r:.80}.")
+    refuse_unawaited_reads(t.m, "train")
     if any(math.isnan(h) for h in history) and not any(math.isnan(h) for h in expected_history):
         fail(f"train returned the mean losses {[round(h, 4) for h in history]}, with NaN where the CPU's training gives "
              f"{[round(h, 4) for h in expected_history]}: was a value copied to the host with non_blocking=True and "

@@ -1,4 +1,5 @@
 # expect: should be on sim:1
+# on one gpu: passes (one GPU is always the current device; the simulated legs and two GPUs have another one current)
 """Normalises any accelerator to its type, so 'cuda:1' becomes 'cuda' (the current device)."""
 import torch
 from torch import nn

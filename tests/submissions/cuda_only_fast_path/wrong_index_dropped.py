@@ -1,4 +1,5 @@
 # expect: is on sim:0, but it should be on sim:1
+# on one gpu: passes (one GPU is always the current device; the simulated legs and two GPUs have another one current)
 import torch
 from torch import nn
 

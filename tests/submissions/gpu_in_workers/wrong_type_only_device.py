@@ -1,4 +1,5 @@
 # expect: raised
+# on one gpu: passes (one GPU is always the current device; the simulated legs and two GPUs have another one current)
 """CPU workers, but train_step moves the batch to torch.device(device).type (the current device)."""
 import torch
 import torch.nn.functional as F

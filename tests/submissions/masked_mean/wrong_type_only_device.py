@@ -1,4 +1,5 @@
 # expect: means the current device, not x's
+# on one gpu: passes (one GPU is always the current device; the simulated legs and two GPUs have another one current)
 """Makes the positions on the accelerator kind of x (x.device.type), which drops the index of a second GPU."""
 import torch
 

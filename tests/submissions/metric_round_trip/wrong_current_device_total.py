@@ -1,4 +1,5 @@
 # expect: raised
+# on one gpu: passes (one GPU is always the current device; the simulated legs and two GPUs have another one current)
 """Creates the running total on torch.accelerator.current_accelerator() (drops the batches' index)."""
 import torch
 

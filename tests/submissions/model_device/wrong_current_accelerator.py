@@ -1,4 +1,5 @@
 # expect: a device without its index means the current device
+# on one gpu: passes (one GPU is always the current device; the simulated legs and two GPUs have another one current)
 """Asks torch.accelerator for 'the' accelerator: that is the current device, not the model's."""
 import torch
 from torch import nn

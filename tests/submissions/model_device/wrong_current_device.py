@@ -1,4 +1,5 @@
 # expect: the index is not the model's
+# on one gpu: passes (one GPU is always the current device; the simulated legs and two GPUs have another one current)
 import torch
 
 

@@ -1,4 +1,5 @@
 # expect: raised
+# on one gpu: passes (one GPU is always the current device; the simulated legs and two GPUs have another one current)
 """Batched, but moves the centroids to the 'current accelerator' first, losing the input's index."""
 import torch
 

@@ -1,4 +1,5 @@
 # expect: pass device= to the function that creates it
+# on one gpu: passes (one GPU is always the current device; the simulated legs and two GPUs have another one current)
 """Sends the noise to 'the' accelerator instead of the device it was asked for (its index is lost)."""
 import torch
 

@@ -1,4 +1,5 @@
 # expect: raised
+# on one gpu: passes (one GPU is always the current device; the simulated legs and two GPUs have another one current)
 """Batched, but moves the weights to torch.accelerator.current_accelerator() (index lost)."""
 import torch
 import torch.nn.functional as F

@@ -1,4 +1,5 @@
 # expect: move the inputs to the model's device
+# on one gpu: passes (one GPU is always the current device; the simulated legs and two GPUs have another one current)
 import torch
 from torch import nn
 

@@ -1,4 +1,5 @@
 # expect: is on sim:0
+# on one gpu: passes (one GPU is always the current device; the simulated legs and two GPUs have another one current)
 """Moves the optimizer state by hand to torch.device(device).type, which drops the index."""
 import torch
 from torch import nn

@@ -1,4 +1,5 @@
 # expect: should be on sim:1
+# on one gpu: passes (one GPU is always the current device; the simulated legs and two GPUs have another one current)
 """Moves first, then builds, but moves to torch.device(device).type (the current device)."""
 import torch
 import torch.nn.functional as F

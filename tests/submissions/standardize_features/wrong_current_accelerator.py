@@ -1,4 +1,5 @@
 # expect: but it should be on
+# on one gpu: passes (one GPU is always the current device; the simulated legs and two GPUs have another one current)
 """Ignores the index of `device` and uses the current accelerator whenever device is not the CPU."""
 import torch
 

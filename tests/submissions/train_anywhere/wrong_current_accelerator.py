@@ -1,4 +1,5 @@
 # expect: the training loop must run on the device it is given
+# on one gpu: passes (one GPU is always the current device; the simulated legs and two GPUs have another one current)
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,5 @@
 # expect: a device without its index
+# on one gpu: passes (one GPU is always the current device; the simulated legs and two GPUs have another one current)
 """Moves the model to device.type: the current device, not the one given; the message must not blame a 'cuda'
 literal (issue 27)."""
 import torch

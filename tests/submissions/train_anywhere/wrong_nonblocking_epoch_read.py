@@ -1,4 +1,4 @@
-# expect: with NaN where
+# expect: nothing waited for
 """Copies each epoch's mean to the host with non_blocking=True and reads it at once: the host reads the buffer
 before the device has written it. The message must say so, not only "wrong values (nan)" (issue 27)."""
 import torch

@@ -1,4 +1,5 @@
 # expect: is not the model's device when the model is on another card
+# on one gpu: passes (one GPU is always the current device; the simulated legs and two GPUs have another one current)
 """Moves the criterion to the current accelerator instead of the model's device."""
 import torch
 from torch import nn
