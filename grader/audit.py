@@ -147,6 +147,7 @@ class Interpreter:
         self.handlers = _handlers()
         self.recursion_limit = sys.getrecursionlimit()
         self.threads = {t.ident for t in threading.enumerate()}
+        self.torch_state = _torch_state()
 
     def restore_recursion_limit(self) -> bool:
         """Put the limit back first, so that the grader's own calls are not the ones to hit it; whether it had
@@ -172,6 +173,8 @@ class Interpreter:
             if handler != self.handlers.get(sig) and not _handler_allowed(sig, handler):
                 out.append(f"installed a handler for signal {signal.Signals(sig).name}")
         out += _foreign_modes()
+        now = _torch_state()
+        out += [f"left {what}" for what, value in now.items() if value != self.torch_state.get(what)]
         out += self._foreign_threads()
         return out
 
@@ -184,6 +187,34 @@ class Interpreter:
             if _runs_learner_code(frame):
                 return ["left a thread running"]
         return []
+
+
+def _torch_state() -> dict:
+    """torch's process-wide state that runs in, or changes, the grader's own computations after a call returns:
+    the global hooks of every optimizer and module that are not torch's or the grader's (an optimizer step
+    pre-hook of the learner's runs in the check's reference optimizer too, and can give it the learner's wrong
+    learning rate), autograd's saved-tensors hooks (entered and never left, they rewrite what every later
+    backward reads) and the default dtype. Hooks are compared by identity, so one swapped for another counts."""
+    import torch.nn.modules.module as module_hooks
+    import torch.optim.optimizer as optimizer_hooks
+
+    state = {}
+    for owner, kind in ((optimizer_hooks, "optimizer"), (module_hooks, "module")):
+        for name, registry in list(vars(owner).items()):
+            if name.startswith("_global_") and isinstance(registry, dict):
+                foreign = tuple(id(h) for h in list(registry.values()) if callable(h) and not _library_code(h))
+                state[f"a global {kind} hook ({name.removeprefix('_global_')})"] = foreign
+    top = torch._C._autograd._top_saved_tensors_default_hooks(False)
+    state["autograd's saved-tensors hooks active (torch.autograd.graph.saved_tensors_hooks)"] = (
+        None if top is None else tuple(map(id, top)))
+    state["torch's default dtype changed (torch.set_default_dtype)"] = torch.get_default_dtype()
+    return state
+
+
+def _library_code(function) -> bool:
+    """Whether a hook is torch's or the grader's own (grader.expect.forward_passes registers a global one)."""
+    code = getattr(function, "__code__", None) or getattr(getattr(function, "__func__", None), "__code__", None)
+    return code is not None and os.path.realpath(code.co_filename).startswith((_TORCH, _GRADER))
 
 
 def _foreign_modes() -> list[str]:

@@ -507,8 +507,8 @@ class _Policy:
         elif attr in MACHINERY and not (attr == "modules" and called):  # nn.Module.modules() is fine
             self.add(node, shown, MACHINERY[attr] + "; " + _NEVER)
             return False
-        elif attr.startswith("register_module_"):
-            self.add(node, shown, "a global module hook runs on every model, the checks' own reference models "
+        elif attr.startswith(("register_module_", "register_optimizer_step_")):
+            self.add(node, shown, "a global hook runs on every model or optimizer, the checks' own reference ones "
                      "included; " + _NEVER)
             return False
         elif attr in DENIED_MODULE_ATTRIBUTES:
