@@ -27,6 +27,7 @@ import os
 import struct
 import sys
 import types
+import warnings
 
 from grader import policy
 
@@ -84,8 +85,46 @@ def _guarded_namespaces() -> list[tuple[str, object]]:
     return spaces
 
 
+#: Namespaces whose public classes' methods the checks' reference computations run (nn.Linear.forward,
+#: SGD.step, DataLoader.__iter__): besides the modules' functions, those classes are guarded too.
+CLASSES_OF = ("torch.nn", "torch.optim", "torch.utils.data")
+
+
+def _namespaces_the_checks_reach(check_modules) -> list[tuple[str, object]]:
+    """The modules the hidden checks and the grader name (copy, random, math, numpy, linecache, torch.optim,
+    torch.nn.functional...) besides _guarded_namespaces(), and the public classes of CLASSES_OF: a check's
+    reference is `copy.deepcopy(model)` or `torch.optim.SGD(...)`, and replacing copy.deepcopy with the identity
+    made the reference the learner's own model. Every module one step from a check module, the grader's modules
+    or torch."""
+    import importlib
+
+    import torch
+
+    roots = [*check_modules, torch, torch.nn, torch.utils,
+             *(m for name, m in list(sys.modules.items()) if name.split(".")[0] == "grader"
+               and isinstance(m, types.ModuleType))]
+    modules: dict[int, types.ModuleType] = {}
+    for root in roots:
+        for value in list(vars(root).values()):
+            if isinstance(value, types.ModuleType) and value.__name__.split(".")[0] not in GUARDED_PREFIXES:
+                modules.setdefault(id(value), value)
+    spaces: list[tuple[str, object]] = [(getattr(m, "__name__", "?"), m) for m in modules.values()]
+    for name in CLASSES_OF:
+        for attr, value in list(vars(importlib.import_module(name)).items()):
+            if isinstance(value, type) and not attr.startswith("_"):
+                spaces.append((f"{name}.{attr}", value))
+    return spaces
+
+
+def _is_dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
 def _callables(ns) -> dict[str, object]:
-    return {k: v for k, v in list(vars(ns).items()) if callable(v) or isinstance(v, (types.ModuleType, property))}
+    with warnings.catch_warnings():  # callable() of a deprecated alias (torch.distributed.reduce_op) warns
+        warnings.simplefilter("ignore")
+        return {k: v for k, v in list(vars(ns).items())
+                if callable(v) or isinstance(v, (types.ModuleType, property))}
 
 
 class Baseline:
@@ -95,8 +134,16 @@ class Baseline:
         # The objects themselves (so an id cannot be reused by a replacement), keys and values apart: the
         # check after every call of learner code compares each namespace's values at once, in C.
         self._entries = []
-        for label, ns in _guarded_namespaces():
+        self._names = {}  # every name a guarded class had (its private ones too), for a method added later
+        reached = _namespaces_the_checks_reach(check_modules)
+        for label, ns in _guarded_namespaces() + reached:
             items = _callables(ns)
+            if isinstance(ns, type):
+                self._names[id(ns)] = set(vars(ns))
+            if (label, ns) in reached:
+                # public names only: pytest swaps warnings._showwarnmsg_impl in each check, torch rebinds
+                # SGD._init_group on first use, and the policy refuses a learner's underscore attributes
+                items = {k: v for k, v in items.items() if not k.startswith("_") or _is_dunder(k)}
             self._entries.append((label, ns, tuple(items), tuple(items.values()), len(vars(ns))))
         for module in check_modules:  # the hidden checks: every global, helpers and cached values alike
             items = dict(vars(module))
@@ -117,13 +164,23 @@ class Baseline:
                 if new is not obj and not _torch_rewrapped(new, obj) and not _graders_own(new, obj):
                     out.append(f"{label}.{key}")
             if isinstance(ns, type):  # a class gains no methods at run time: a new one overrides a base's
-                known = set(keys)
+                known = self._names.get(id(ns), set(keys))
                 out += [f"{label}.{key}" for key, v in list(now.items())
-                        if key not in known and callable(v) and v not in _GRADER_WRAPPERS]
+                        if key not in known and callable(v) and v not in _GRADER_WRAPPERS
+                        and not _torch_rewrapped(v, _inherited(ns, key))]
         return out
 
 
 _MISSING = object()
+
+
+def _inherited(cls: type, name: str):
+    """What `cls` had under `name` from its bases (torch's optimizers patch their step into the subclass, wrapping
+    the inherited one, when the first is made: AdamW.step wraps Adam.step)."""
+    for base in cls.__mro__[1:]:
+        if name in vars(base):
+            return vars(base)[name]
+    return None
 
 
 class _Flat:
