@@ -644,10 +644,34 @@ def measure(device: torch.device | str, mode: Callable[[Measurement], CountingMo
     m = Measurement(device)
     mod = _device_module(device)
     peak_known = mod is not None and hasattr(mod, "reset_peak_memory_stats") and hasattr(mod, "max_memory_allocated")
+    earlier_peaks: list[int] = []
     if peak_known:
         mod.reset_peak_memory_stats(device)
     with mode(m), _counting_syncs(m, mod), _counting_host_data(m, mod), _counting_stream_waits(m, mod), \
-            _counting_prints(m):
+            _counting_prints(m), _keeping_peaks(mod, device, earlier_peaks):
         yield m
     if peak_known:
-        m.peak_bytes = int(mod.max_memory_allocated(device))
+        m.peak_bytes = max([int(mod.max_memory_allocated(device)), *earlier_peaks])
+
+
+def _keeping_peaks(mod, device: torch.device, peaks: list[int]):
+    """The peak is the device module's own statistic, which code inside the block could start again
+    (reset_peak_memory_stats(), after a loop that kept every batch's graph alive, made its growth vanish): each
+    reset of it, by any of torch's functions that reset it, first keeps the peak so far in `peaks`."""
+    if mod is None or not callable(getattr(mod, "max_memory_allocated", None)):
+        return contextlib.nullcontext()
+
+    def keeping(original):
+        @functools.wraps(original)
+        def reset(*args, **kwargs):
+            try:
+                peaks.append(int(mod.max_memory_allocated(device)))
+            except Exception:  # measuring must never change what the learner's code does
+                pass
+            return original(*args, **kwargs)
+        return reset
+
+    owners = [(mod, name) for name in ("reset_peak_memory_stats", "reset_max_memory_allocated")]
+    owners += [(torch.accelerator, name) for name in ("reset_peak_memory_stats",)]
+    return _standing_in([(owner, name, keeping(getattr(owner, name))) for owner, name in owners
+                         if callable(getattr(owner, name, None))])
