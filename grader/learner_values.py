@@ -150,3 +150,59 @@ def _vet_module(module, what, tensor_types, budget, seen):
                              "submodules itself, and the grader reads them through it. Remove that method.")
     for name, tensor in list(torch.nn.Module.named_parameters(module)) + list(torch.nn.Module.named_buffers(module)):
         _vet(tensor, f"{what}'s {name}", tensor_types, budget, seen)
+
+
+class CpuArguments:
+    """The CPU tensors a learner function is given (directly, or in a tuple, list or dict), as they were before
+    the call. On the CPU leg the grader's reference inputs are those very tensors (`x.to("cpu")` returns x), so a
+    call that wrote into them (lengths.fill_(T), or through .numpy(), which no version counter sees) made the
+    reference computed afterwards agree with a wrong result. The copies are made with the grader's counting modes
+    off: they are not the learner's work."""
+
+    MAX_TENSORS, MAX_BYTES = 256, 256 * 2**20
+
+    def __init__(self, args, kwargs):
+        from torch.utils._python_dispatch import _disable_current_modes
+
+        self.kept: list[tuple[str, torch.Tensor, torch.Tensor]] = []
+        found: list[tuple[str, torch.Tensor]] = []
+        _cpu_tensors(list(args) + list(kwargs.values()), [f"argument {i + 1}" for i in range(len(args))]
+                     + [f"argument {k}" for k in kwargs], found, depth=3)
+        budget = self.MAX_BYTES
+        with _disable_current_modes(), torch.no_grad():
+            for where, t in found[:self.MAX_TENSORS]:
+                size = t.numel() * t.element_size()
+                if size > budget:
+                    break
+                budget -= size
+                self.kept.append((where, t, t.detach().clone()))
+
+    def changed(self) -> str | None:
+        """The first argument whose values changed since, in words; None if none did."""
+        from torch.utils._python_dispatch import _disable_current_modes
+
+        with _disable_current_modes(), torch.no_grad():
+            for where, t, before in self.kept:
+                if not _same(t.detach(), before):
+                    return where
+        return None
+
+
+def _cpu_tensors(values, names, found, depth):
+    for value, where in zip(values, names):
+        if type(value) in (torch.Tensor, torch.nn.Parameter) and value.device.type == "cpu" and value.layout == \
+                torch.strided and not value.is_meta:
+            found.append((where, value))
+        elif depth > 0 and type(value) in (tuple, list):
+            _cpu_tensors(list(value), [f"{where}[{i}]" for i in range(len(value))], found, depth - 1)
+        elif depth > 0 and type(value) is dict:
+            _cpu_tensors(list(value.values()), [f"{where}[{k!r}]" for k in value], found, depth - 1)
+
+
+def _same(now: torch.Tensor, before: torch.Tensor) -> bool:
+    if now.shape != before.shape or now.dtype != before.dtype:
+        return False
+    if torch.equal(now, before):
+        return True
+    return bool(now.is_floating_point() or now.is_complex()) and torch.equal(now.isnan(), before.isnan()) and \
+        torch.equal(now.nan_to_num(), before.nan_to_num())

@@ -167,10 +167,19 @@ class Submission:
 
 
 def _vetting(function, name: str):
-    """`function`, whose every return value is vetted before a check reads it."""
+    """`function`, whose every return value is vetted before a check reads it, and which may not change the CPU
+    tensors it is given (grader.learner_values.untouched)."""
     @functools.wraps(function)
     def call(*args, **kwargs):
+        given = learner_values.CpuArguments(args, kwargs)
         result = function(*args, **kwargs)
+        changed = given.changed()
+        if changed:
+            raise SubmissionError(
+                f"{name}() changed {changed} in place, a CPU tensor the caller gave it and still uses (an in-place "
+                "operation such as add_, masked_fill_, x[...] = ..., or a write through .numpy()): on the CPU, "
+                ".to(device) returns that very tensor, so the caller's own data changed. Make a new tensor instead "
+                "(x * mask, x.masked_fill(...), x.clone()).")
         try:
             return learner_values.vetted(result, f"the value {name}() returned")
         except learner_values.UntrustedValue as exc:
