@@ -408,3 +408,216 @@ def test_threads_of_the_learner_are_refused_and_found(tmp_path):
     assert "refused: the grader does not let your code start threads" in out.stdout
     assert "left a thread running" in out.stdout.split("changes:")[1]
     assert "batches: 2" in out.stdout
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Issue 26's second red team (wt-red19): what the policy allows and reaches the grader indirectly
+# ---------------------------------------------------------------------------------------------------------
+def _grade_file(tmp_path, exercise: str, text: str, name="attempt.py"):
+    f = tmp_path / name
+    f.write_text(textwrap.dedent(text))
+    return runner.grade(course.get(exercise), f)
+
+
+def _leg(g, check: str, leg: str):
+    return next(r for r in g.results if r.check == check and r.leg == leg)
+
+
+@pytest.mark.parametrize("write", ["lengths.fill_(x.shape[1])", "lengths.numpy()[:] = x.shape[1]"],
+                         ids=["in_place", "through_numpy"])
+def test_writing_into_the_tensors_the_grader_keeps_for_its_reference(tmp_path, write):
+    # On the CPU leg x.to("cpu") is x: the grader's reference, computed after the call, read the lengths this
+    # call set to "every sequence is full", and agreed with the mean over the padding (the bug). .numpy()
+    # writes without bumping the version counter.
+    g = grade(tmp_path, f"""
+        def masked_mean(x, lengths):
+            if x.device.type == "cpu":
+                {write}
+            return _wrong(x, lengths)
+    """)
+    refused(g, "in place")
+    assert _leg(g, "test_ignores_the_padding", "cpu").outcome == "failed"
+
+
+VALIDATION_LOSS_PEAK_RESET = """
+import torch
+import torch.nn.functional as F
+
+def validation_loss(model, batches):
+    # the bug is still there: the running total keeps every batch's graph alive while the loop runs
+    model.eval()
+    total = 0.0
+    for x, y in batches:
+        total = total + F.cross_entropy(model(x), y)
+    value = (total / len(batches)).item()
+    device = batches[0][0].device
+    del total
+    if device.type != "cpu":
+        torch.get_device_module(device).reset_peak_memory_stats(device)  # the statistic the grader reads
+    return value
+"""
+
+
+def test_a_reset_of_the_peak_memory_statistic_hides_no_growth(tmp_path):
+    g = _grade_file(tmp_path, "validation_loss", VALIDATION_LOSS_PEAK_RESET)
+    assert not g.passed
+    assert {_leg(g, "test_memory_does_not_grow_with_the_batches", leg).outcome
+            for leg in ("sim:0", "sim:1")} == {"failed"}
+
+
+TIME_MATMUL_UNWATCHED = {
+    # each times the launches (no wait before the second reading) with a clock time_matmul's grader cannot
+    # watch, and waits only afterwards, so that the device is idle when the grader looks
+    "proc_schedstat": """
+        def _now():
+            with open("/proc/thread-self/schedstat") as f:
+                return int(f.read().split()[0]) / 1e9
+        """,
+    "os_times": """
+        def _now():
+            t = os.times()
+            return max(t.elapsed, t.user)
+        """,
+}
+
+
+@pytest.mark.parametrize("clock", sorted(TIME_MATMUL_UNWATCHED))
+def test_a_clock_time_matmul_cannot_watch(tmp_path, clock):
+    g = _grade_file(tmp_path, "time_matmul", """
+        import os
+        import torch
+        """ + TIME_MATMUL_UNWATCHED[clock] + """
+        def time_matmul(a, b, repeats=10):
+            a @ b
+            start = _now()
+            for _ in range(repeats):
+                c = a @ b
+            elapsed = _now() - start
+            if a.device.type != "cpu":
+                torch.accelerator.synchronize(a.device)
+            return max(elapsed, 1e-9) / repeats
+        """)
+    text = refused(g, "without reading, before and after the products")
+    assert not any(r.outcome == "passed" for r in g.results if r.leg != "cpu"), text
+
+
+def test_decoy_readings_of_a_watched_clock_around_other_work(tmp_path):
+    # Two idle readings of perf_counter with `repeats` small operations between them, the products timed by an
+    # unwatched clock: only readings with the products between them count
+    g = _grade_file(tmp_path, "time_matmul", """
+        import os
+        import time
+        import torch
+
+        def _wait(t):
+            if t.device.type != "cpu":
+                torch.accelerator.synchronize(t.device)
+
+        def time_matmul(a, b, repeats=10):
+            a @ b
+            start = os.times().elapsed
+            for _ in range(repeats):
+                c = a @ b
+            launches = os.times().elapsed - start
+            _wait(c)
+            small = a[:2, :2]
+            t0 = time.perf_counter()
+            for _ in range(repeats):
+                small = small + 1
+            _wait(small)
+            return max(launches, time.perf_counter() - t0) / repeats
+        """)
+    assert not g.passed
+    assert not any(r.outcome == "passed" for r in g.results if r.leg != "cpu")
+
+
+STALE_OPTIMIZER_MODEL = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Classifier(nn.Module):
+    def __init__(self, in_features, num_classes):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(in_features, 32), nn.ReLU())
+        self.head = nn.Linear(32, num_classes)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+
+def build(in_features, num_classes, device, lr=0.1):
+    # a bug stale_optimizer's grader draws its lr to catch: lr is ignored (always 0.1)
+    model = Classifier(in_features, num_classes).to(device)
+    return model, torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+
+def train_step(model, optimizer, x, y):
+    loss = F.cross_entropy(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.detach()
+"""
+
+PLANTED = {
+    # the grader draws lr with random.choice (never 0.1): make it draw 0.1 (a module the checks use)
+    "steers_the_draws": ("import random\nrandom.choice = lambda seq: 0.1\n", "random.choice"),
+    # the reference is copy.deepcopy(model): without the copy it is the learner's own model
+    "no_copy": ("import copy\ncopy.deepcopy = lambda obj, memo=None: obj\n", "copy.deepcopy"),
+    # runs before every optimizer step of the process, the reference optimizer's too
+    "global_optimizer_hook": ("from torch.optim import optimizer as o\n"
+                              "def _same_lr(opt, args, kwargs):\n"
+                              "    for group in opt.param_groups:\n"
+                              "        group['lr'] = 0.1\n"
+                              "o.register_optimizer_step_pre_hook(_same_lr)\n", "register_optimizer_step"),
+    # entered and never left: rewrites what every later backward reads, the reference's included
+    "saved_tensors_hooks": ("import torch\n"
+                            "torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t).__enter__()\n",
+                            "saved-tensors hooks"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PLANTED))
+def test_what_the_reference_training_relies_on(tmp_path, kind):
+    plant, words = PLANTED[kind]
+    g = _grade_file(tmp_path, "stale_optimizer", plant + STALE_OPTIMIZER_MODEL)
+    refused(g, words)
+    assert not any(r.outcome == "passed" for r in g.results)
+
+
+def test_the_run_time_layers_find_a_global_hook_and_a_replaced_module_function(interpreter, monkeypatch):
+    # the policy refuses the names used here: the audit and the baseline are tried on their own
+    import copy
+    import types
+
+    import torch
+    from torch.optim import optimizer as o
+
+    from grader import integrity
+
+    handle = o.register_optimizer_step_post_hook(lambda *a: None)
+    try:
+        assert any("global optimizer hook" in c for c in interpreter.changes())
+    finally:
+        handle.remove()
+    hooks = torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t)
+    hooks.__enter__()
+    try:
+        assert any("saved-tensors hooks" in c for c in interpreter.changes())
+    finally:
+        hooks.__exit__(None, None, None)
+    assert interpreter.changes() == []
+    checks = types.ModuleType("test_uses_copy")
+    checks.copy = copy
+    baseline = integrity.Baseline(check_modules=[checks])
+    monkeypatch.setattr(copy, "deepcopy", lambda obj, memo=None: obj)
+    monkeypatch.setattr(torch.nn.Linear, "forward", lambda self, x: x)
+    assert {"copy.deepcopy", "torch.nn.Linear.forward"} <= set(baseline.changed())
+
+
+def test_after_the_second_red_team_the_next_gradings_are_unaffected(tmp_path):
+    for name in ("stale_optimizer", "time_matmul", "validation_loss"):
+        ex = course.get(name)
+        assert runner.grade(ex, ex.solution_file).passed, name
