@@ -127,6 +127,19 @@ def deleted(nb):  # the first code cell and every cell of masked_mean but its ex
         "setup", "masked_mean-answer", "masked_mean-check", "masked_mean-accelerator", "masked_mean-copies")]
 
 
+def forged_grade_cell(nb):  # masked_mean untouched; an added cell claims to be a test cell worth 5 points
+    answer(nb, NB, fixed(NB))
+    added_cell(nb, "print('masked_mean: right on an accelerator, right on the CPU ✓ passed')", after="masked_mean-copies")
+    forged = next(c for c in nb.cells if c.source.startswith("print('masked_mean"))
+    forged.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "points": 5,
+                                   "grade_id": "masked_mean-bonus", "schema_version": 3}
+
+
+def answer_of_another(nb):  # masked_mean's answer cell says it answers noise_batch, and holds its right fix
+    answer(nb, NB, fixed(NB))
+    cell(nb, "masked_mean-answer").source = f"%%answer noise_batch\n{fixed(NB)}"
+
+
 def batchmate(nb):  # masked_mean's answer, graded first in its batch, rewrites the class's other answers (test_batch)
     answer(nb, NB, fixed(NB))
     answer(nb, MM, BATCH_ATTACK)
@@ -154,6 +167,8 @@ ATTACKS = {  # learner -> (edit, what the answers deserve): graded by ours only 
     "prints": (prints_passed, lambda: 1),
     "deleted": (deleted, lambda: 1),
     "batchmate": (batchmate, lambda: 1),  # and the honest learners, graded after it, score as with stock
+    "forged": (forged_grade_cell, lambda: 1),
+    "another": (answer_of_another, lambda: 1),
 }
 LEARNERS = {**HONEST, **ATTACKS}
 
