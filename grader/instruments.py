@@ -648,10 +648,56 @@ def measure(device: torch.device | str, mode: Callable[[Measurement], CountingMo
     if peak_known:
         mod.reset_peak_memory_stats(device)
     with mode(m), _counting_syncs(m, mod), _counting_host_data(m, mod), _counting_stream_waits(m, mod), \
-            _counting_prints(m), _keeping_peaks(mod, device, earlier_peaks):
+            _counting_prints(m), _keeping_peaks(mod, device, earlier_peaks), _counting_saves(m):
         yield m
     if peak_known:
         m.peak_bytes = max([int(mod.max_memory_allocated(device)), *earlier_peaks])
+
+
+def _counting_saves(m: Measurement):
+    """torch.save of a device tensor copies each of its storages to the host, below the dispatcher (the simulator's
+    pickling, CUDA's storage.cpu()): a read of the device that the mode does not see, and a per-step
+    `torch.save(loss, buffer)` read back with torch.load passed "Python reads the device once". Each device
+    storage a save holds counts as a blocking copy to the host."""
+    if m.device.type == "cpu":
+        return contextlib.nullcontext()
+
+    def counted(original):
+        @functools.wraps(original)
+        def save(obj, *args, **kwargs):
+            try:
+                seen = set()
+                for t in _saved_tensors(obj):
+                    if _is_device(t, m.device) and (m.device.index is None or t.device.index == m.device.index):
+                        key = (id(t.untyped_storage()) if t.device.type == "cuda" else id(t))
+                        if key not in seen:
+                            seen.add(key)
+                            m.d2h.append(Copy(str(t.device), "cpu", _nbytes(t), dtype=t.dtype, line=learner_line()))
+            except Exception:  # counting must never change what the learner's code does
+                pass
+            return original(obj, *args, **kwargs)
+        return save
+
+    import torch.serialization
+
+    save = counted(torch.save)
+    owners = [(torch, "save")] + ([(torch.serialization, "save")] if torch.serialization.save is torch.save else [])
+    return _standing_in([(owner, name, save if owner is torch else counted(getattr(owner, name)))
+                         for owner, name in owners])
+
+
+def _saved_tensors(obj, depth: int = 6):
+    """The tensors a save holds: in containers, and a module's parameters and buffers."""
+    if isinstance(obj, torch.nn.Module):
+        yield from obj.state_dict(keep_vars=True).values()
+    elif isinstance(obj, torch.Tensor):
+        yield obj
+    elif depth > 0 and isinstance(obj, (list, tuple, set)):
+        for x in obj:
+            yield from _saved_tensors(x, depth - 1)
+    elif depth > 0 and isinstance(obj, dict):
+        for x in obj.values():
+            yield from _saved_tensors(x, depth - 1)
 
 
 def _keeping_peaks(mod, device: torch.device, peaks: list[int]):

@@ -621,3 +621,25 @@ def test_after_the_second_red_team_the_next_gradings_are_unaffected(tmp_path):
     for name in ("stale_optimizer", "time_matmul", "validation_loss"):
         ex = course.get(name)
         assert runner.grade(ex, ex.solution_file).passed, name
+
+
+def test_reads_of_the_device_through_torch_save(tmp_path):
+    # One read per class, each through torch.save to a buffer and torch.load back: below the dispatcher, the
+    # copy to the host was not counted and "one round trip" passed with six
+    g = _grade_file(tmp_path, "per_class_accuracy", """
+        import io
+        import torch
+
+        def per_class_accuracy(logits, labels, num_classes):
+            correct = (logits.argmax(dim=1) == labels).to(logits.dtype)
+            out = []
+            for c in range(num_classes):
+                mask = (labels == c).to(logits.dtype)
+                buffer = io.BytesIO()
+                torch.save((correct * mask).sum() / mask.sum().clamp(min=1), buffer)
+                buffer.seek(0)
+                out.append(float(torch.load(buffer, map_location="cpu")))
+            return out
+        """)
+    refused(g, "torch.save")
+    assert {_leg(g, "test_one_round_trip", leg).outcome for leg in ("sim:0", "sim:1")} == {"failed"}
