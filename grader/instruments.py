@@ -648,7 +648,8 @@ def measure(device: torch.device | str, mode: Callable[[Measurement], CountingMo
     if peak_known:
         mod.reset_peak_memory_stats(device)
     with mode(m), _counting_syncs(m, mod), _counting_host_data(m, mod), _counting_stream_waits(m, mod), \
-            _counting_prints(m), _keeping_peaks(mod, device, earlier_peaks), _counting_saves(m):
+            _counting_prints(m), _keeping_peaks(mod, device, earlier_peaks), _counting_saves(m), \
+            _counting_storage_reads(m):
         yield m
     if peak_known:
         m.peak_bytes = max([int(mod.max_memory_allocated(device)), *earlier_peaks])
@@ -665,6 +666,8 @@ def _counting_saves(m: Measurement):
     def counted(original):
         @functools.wraps(original)
         def save(obj, *args, **kwargs):
+            if getattr(_below, "depth", 0):
+                return original(obj, *args, **kwargs)
             try:
                 seen = set()
                 for t in _saved_tensors(obj):
@@ -675,7 +678,8 @@ def _counting_saves(m: Measurement):
                             m.d2h.append(Copy(str(t.device), "cpu", _nbytes(t), dtype=t.dtype, line=learner_line()))
             except Exception:  # counting must never change what the learner's code does
                 pass
-            return original(obj, *args, **kwargs)
+            with _counted_already():  # its storages' own copies (CUDA's storage.cpu()) are this one
+                return original(obj, *args, **kwargs)
         return save
 
     import torch.serialization
@@ -684,6 +688,58 @@ def _counting_saves(m: Measurement):
     owners = [(torch, "save")] + ([(torch.serialization, "save")] if torch.serialization.save is torch.save else [])
     return _standing_in([(owner, name, save if owner is torch else counted(getattr(owner, name)))
                          for owner, name in owners])
+
+
+_below = threading.local()  # depth of counted calls (a save, a storage's copy) on this thread
+
+
+@contextlib.contextmanager
+def _counted_already():
+    _below.depth = getattr(_below, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _below.depth -= 1
+
+
+def _counting_storage_reads(m: Measurement):
+    """A tensor's storage read on the host (`t.untyped_storage().cpu()`, `.tolist()`, `storage[i]`,
+    `.to("cpu")`, `host.copy_(storage)`) copies device memory below the dispatcher: each counts as a blocking
+    copy to the host (one per call, whatever it calls inside). The simulator's storage class overrides some."""
+    if m.device.type == "cpu":
+        return contextlib.nullcontext()
+
+    def on_measured(storage) -> bool:
+        device = getattr(storage, "device", None)
+        return (isinstance(device, torch.device) and device.type == m.device.type
+                and (m.device.index is None or device.index == m.device.index))
+
+    def counted(original, name):
+        @functools.wraps(original)
+        def read(self, *args, **kwargs):
+            if getattr(_below, "depth", 0):
+                return original(self, *args, **kwargs)
+            with _counted_already():
+                out = original(self, *args, **kwargs)
+            try:
+                source = args[0] if name == "copy_" and args else self
+                to_host = (name in ("tolist", "__getitem__") or name == "copy_" and self.device.type == "cpu"
+                           or getattr(getattr(out, "device", None), "type", None) == "cpu")
+                if to_host and on_measured(source):
+                    m.d2h.append(Copy(str(source.device), "cpu", int(source.nbytes()), line=learner_line()))
+            except Exception:  # counting must never change what the learner's code does
+                pass
+            return out
+        return read
+
+    owners = [torch.UntypedStorage]
+    simulated = sys.modules.get("grader.simulated.storage")
+    if simulated is not None:
+        owners.append(simulated.SimStorage)
+    return _standing_in([(owner, name, counted(getattr(owner, name), name)) for owner in owners
+                         for name in ("cpu", "tolist", "__getitem__", "to", "copy_")
+                         if callable(getattr(owner, name, None)) and (owner is torch.UntypedStorage
+                                                                      or name in vars(owner))])
 
 
 def _saved_tensors(obj, depth: int = 6):

@@ -623,23 +623,33 @@ def test_after_the_second_red_team_the_next_gradings_are_unaffected(tmp_path):
         assert runner.grade(ex, ex.solution_file).passed, name
 
 
-def test_reads_of_the_device_through_torch_save(tmp_path):
-    # One read per class, each through torch.save to a buffer and torch.load back: below the dispatcher, the
-    # copy to the host was not counted and "one round trip" passed with six
-    g = _grade_file(tmp_path, "per_class_accuracy", """
-        import io
-        import torch
+READ_BELOW_THE_DISPATCHER = {
+    "torch_save": ("buffer = io.BytesIO()\n"
+                   "torch.save(acc, buffer)\n"
+                   "buffer.seek(0)\n"
+                   "value = float(torch.load(buffer, map_location='cpu'))", "torch.save"),
+    "storage_cpu": ("host = acc.reshape(1).float().untyped_storage().cpu()\n"
+                    "value = float(torch.tensor(host.tolist(), dtype=torch.uint8).view(torch.float32)[0])",
+                    "untyped_storage().cpu()"),
+}
 
-        def per_class_accuracy(logits, labels, num_classes):
-            correct = (logits.argmax(dim=1) == labels).to(logits.dtype)
-            out = []
-            for c in range(num_classes):
-                mask = (labels == c).to(logits.dtype)
-                buffer = io.BytesIO()
-                torch.save((correct * mask).sum() / mask.sum().clamp(min=1), buffer)
-                buffer.seek(0)
-                out.append(float(torch.load(buffer, map_location="cpu")))
-            return out
-        """)
-    refused(g, "torch.save")
+
+@pytest.mark.parametrize("how", sorted(READ_BELOW_THE_DISPATCHER))
+def test_reads_of_the_device_below_the_dispatcher(tmp_path, how):
+    # One read per class, each through torch.save and torch.load back, or the storage copied to the host: below
+    # the dispatcher, the copies were not counted and "one round trip" passed with six
+    read, words = READ_BELOW_THE_DISPATCHER[how]
+    g = _grade_file(tmp_path, "per_class_accuracy", (
+        "import io\nimport torch\n\n"
+        "def per_class_accuracy(logits, labels, num_classes):\n"
+        "    correct = (logits.argmax(dim=1) == labels).to(logits.dtype)\n"
+        "    out = []\n"
+        "    for c in range(num_classes):\n"
+        "        mask = (labels == c).to(logits.dtype)\n"
+        "        acc = (correct * mask).sum() / mask.sum().clamp(min=1)\n"
+        + textwrap.indent(read, " " * 8) + "\n"
+        "        out.append(value)\n"
+        "    return out\n"))
+    text = refused(g, words)
+    assert "syntax error" not in text
     assert {_leg(g, "test_one_round_trip", leg).outcome for leg in ("sim:0", "sim:1")} == {"failed"}
