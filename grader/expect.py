@@ -14,7 +14,7 @@ from typing import NamedTuple
 import pytest
 import torch
 
-from grader import audit, integrity, learner_values, limits
+from grader import audit, instruments, integrity, learner_values, limits
 from grader.instruments import Measurement, measure  # noqa: F401 (graders import them from here)
 from grader.submission import Submission, SubmissionError, describe_exception, exception_text
 
@@ -81,7 +81,7 @@ def running(what: str, submission: Submission,
     given (or made from the exception by a function, when what to say depends on the devices the error names).
     Afterwards, what the checks rely on must be untouched."""
     try:
-        with other_device_current(LEG[0]):
+        with other_device_current(LEG[0]), instruments.statistics_kept(LEG[0]):
             yield
     except (GradeFailure, SubmissionError):
         _verify_after_call()  # a planted hook first: it could have written this very failure

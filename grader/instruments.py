@@ -756,6 +756,31 @@ def _saved_tensors(obj, depth: int = 6):
             yield from _saved_tensors(x, depth - 1)
 
 
+#: The device modules' functions that start a memory statistic again: the checks read those statistics.
+RESETS = ("reset_peak_memory_stats", "reset_max_memory_allocated", "reset_max_memory_cached",
+          "reset_accumulated_memory_stats")
+
+
+def statistics_kept(device: torch.device | None):
+    """While learner code runs, the memory statistics of the leg's kind of device (the device module's and
+    torch.accelerator's) cannot be started again: a check reads them around the call, also for another device
+    than the leg's (resume_training: the one that saved a checkpoint), and a reset there, after loading onto it
+    and freeing, erased the bytes. A fix never resets them; the learner's own reads still work."""
+    mod = _device_module(torch.device(device)) if device is not None else None
+    if mod is None:
+        return contextlib.nullcontext()
+
+    def kept(original):
+        @functools.wraps(original)
+        def reset(*args, **kwargs):
+            return None
+        return reset
+
+    owners = [(owner, name) for owner in (mod, torch.accelerator) for name in RESETS
+              if callable(getattr(owner, name, None))]
+    return _standing_in([(owner, name, kept(getattr(owner, name))) for owner, name in owners])
+
+
 def _keeping_peaks(mod, device: torch.device, peaks: list[int]):
     """The peak is the device module's own statistic, which code inside the block could start again
     (reset_peak_memory_stats(), after a loop that kept every batch's graph alive, made its growth vanish): each
