@@ -135,12 +135,17 @@ class Baseline:
         # check after every call of learner code compares each namespace's values at once, in C.
         self._entries = []
         self._names = {}  # every name a guarded class had (its private ones too), for a method added later
-        reached = _namespaces_the_checks_reach(check_modules)
-        for label, ns in _guarded_namespaces() + reached:
+        self._public_only: set[int] = set()  # namespaces whose private names are torch's to rebind (dynamo's
+        # first compile wraps every optimizer's _init_group)
+        guarded = _guarded_namespaces()
+        known = {id(ns) for _, ns in guarded}
+        reached = [(label, ns) for label, ns in _namespaces_the_checks_reach(check_modules) if id(ns) not in known]
+        for label, ns in guarded + reached:
             items = _callables(ns)
             if isinstance(ns, type):
                 self._names[id(ns)] = set(vars(ns))
             if (label, ns) in reached:
+                self._public_only.add(id(ns))
                 # public names only: pytest swaps warnings._showwarnmsg_impl in each check, torch rebinds
                 # SGD._init_group on first use, and the policy refuses a learner's underscore attributes
                 items = {k: v for k, v in items.items() if not k.startswith("_") or _is_dunder(k)}
@@ -167,7 +172,8 @@ class Baseline:
                 known = self._names.get(id(ns), set(keys))
                 out += [f"{label}.{key}" for key, v in list(now.items())
                         if key not in known and callable(v) and v not in _GRADER_WRAPPERS
-                        and not _torch_rewrapped(v, _inherited(ns, key))]
+                        and not _torch_rewrapped(v, _inherited(ns, key))
+                        and not (id(ns) in self._public_only and key.startswith("_") and not _is_dunder(key))]
         return out
 
 
