@@ -28,7 +28,7 @@ import weakref
 
 from nbformat.v4 import new_output
 from nbgrader import utils
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
 from grader import course
@@ -91,6 +91,20 @@ class RestoreCells(OverwriteCells):
     """nbgrader's OverwriteCells, putting back every deleted test cell (add_missing_cells): after the nearest
     earlier cell of the source notebook that the submission still has, or at the end. (nbgrader's own placing
     fails when the cell before a deleted one was deleted too.)"""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        """A cell claiming a grade id the gradebook does not know (a test cell worth points, added by the learner)
+        loses all of nbgrader's metadata: nbgrader itself removes only the id, and the cell, still marked as a
+        grade cell, then stopped the whole submission from being autograded."""
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id is not None:
+            try:
+                self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
+            except MissingEntry:
+                self.log.warning("Cell %r is not in the gradebook: graded as a plain cell", grade_id)
+                del cell.metadata["nbgrader"]
+                return cell, resources
+        return super().preprocess_cell(cell, resources, cell_index)
 
     def add_missing_grade_cells(self, nb, resources):
         source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
