@@ -1098,3 +1098,109 @@ def test_plugin_checks_integrity_after_each_check(run_grader, pytester, monkeypa
     result, records = run_grader("import torch\ndef sneaky():\n    torch.allclose = len\n", "--device", "cpu")
     (failed,) = [r for r in records[1:] if r.get("outcome") == "failed"]
     assert failed["message"].startswith("your code replaced torch.allclose, which the grader relies on.")
+
+
+# ---- the plugin's decisions that its first tests let through (issue 31: a rerun of plugin.py's mutants)
+def test_plugin_error_line_is_the_line_that_names_the_exception():
+    text = "Traceback (most recent call last):\n  File 'x.py', line 1\nE   ModuleNotFoundError: No module named 'y'\n"
+    assert plugin.last_error_line(text) == "ModuleNotFoundError: No module named 'y'"
+    assert plugin.last_error_line("E   first\nE   ValueError: last\n  tail\n") == "ValueError: last"
+    assert plugin.last_error_line("no marked line\nsecond\n  last one  \n") == "last one"
+    assert plugin.last_error_line("  \n") == "(no error text)"
+
+
+def test_plugin_counts_a_skip_only_when_the_grader_raised_it(run_grader, pytester):
+    pytester.makepyfile(test_s="""
+        import pytest
+
+        from grader.plugin import skip_leg
+
+        def test_limit(submission, device):
+            skip_leg("the simulator cannot show this")
+
+        def test_other_skip(submission, device):
+            pytest.skip("not through skip_leg")  # as a skip the learner's code raised
+        """)
+    run_grader.file = "test_s.py"
+    _, records = run_grader("def double(x):\n    return x * 2\n", "--device", "cpu")
+    by_check = {r["check"]: r for r in records[1:]}
+    assert (by_check["test_limit"]["outcome"], by_check["test_limit"]["message"]) == (
+        "skipped", "the simulator cannot show this")
+    assert by_check["test_other_skip"]["outcome"] == "failed"
+    assert by_check["test_other_skip"]["message"].startswith("something your code raised skipped this check")
+
+
+def test_plugin_teardown_clears_the_leg_and_the_cpu_alarm(run_grader):
+    import signal
+
+    _, records = run_grader("def double(x):\n    return x * 2\n", "--device", "cpu", "-k", "test_double",
+                            "--cpu-timeout", "60")
+    assert [r["outcome"] for r in records[1:]] == ["passed"]
+    assert expect.LEG[0] is None  # running() of code outside a check reaches no leg's device
+    assert signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
+
+
+def test_plugin_fails_the_check_and_stops_the_grading_when_code_was_planted(run_grader, pytester, monkeypatch):
+    import sys
+
+    probe = types.SimpleNamespace(planted=False)
+    monkeypatch.setitem(sys.modules, "planted_probe", probe)
+    pytester.makepyfile(test_p="""
+        import planted_probe
+
+        def test_plants(submission, device):
+            submission.double(1)
+            planted_probe.planted = True  # as if that call had left a trace function behind
+
+        def test_after(submission, device):
+            pass
+        """)
+    run_grader.file = "test_p.py"
+
+    class Interpreter:  # audit's view of the interpreter, from the moment the check's call planted something
+        def changes(self):
+            return ["set a trace function (sys.settrace)"] if probe.planted else []
+
+    ended = []
+    monkeypatch.setattr(plugin, "_exit", ended.append)  # the worker process would end here
+    monkeypatch.setattr(audit, "Interpreter", Interpreter)
+    _, records = run_grader("def double(x):\n    return x * 2\n", "--device", "cpu")
+    want = audit.message(["set a trace function (sys.settrace)"])
+    assert [(r.get("check"), r.get("outcome"), r.get("message")) for r in records[1:2]] == [("test_plants", "failed", want)]
+    assert records[2] == {"stopped": want} and ended[:1] == [0]
+
+
+def test_plugin_lets_go_of_a_failed_checks_frames(run_grader, pytester, monkeypatch):
+    import gc
+    import sys
+
+    probe = types.SimpleNamespace(refs=[])  # the check's weak reference to a local of its own frame
+    monkeypatch.setitem(sys.modules, "frames_probe", probe)
+    pytester.makepyfile(test_f="""
+        import weakref
+
+        import frames_probe
+
+        class Held:
+            pass
+
+        def test_holds(submission, device):
+            held = Held()
+            frames_probe.refs.append(weakref.ref(held))
+            submission.double(held)
+        """)
+    run_grader.file = "test_f.py"
+    _, records = run_grader("def double(x):\n    raise ValueError('no')\n", "--device", "cpu")
+    assert records[1]["outcome"] == "failed" and len(probe.refs) == 1
+    gc.collect()
+    assert probe.refs[0]() is None  # pytest keeps the last exception (sys.last_value), not its frames' locals
+
+
+def test_plugin_grading_never_builds_pytests_own_failure_report(run_grader, monkeypatch):
+    from _pytest import python
+
+    built = []
+    monkeypatch.setattr(python.Function, "repr_failure", lambda self, excinfo, *a, **k: built.append(self.name) or "r")
+    _, records = run_grader("def double(x):\n    raise ValueError('no')\n", "--device", "cpu", "-k", "test_double")
+    assert records[1]["outcome"] == "failed" and records[1]["message"].startswith("double(x) raised ValueError: no")
+    assert built == []  # replaced by the learner's message anyway: a grading skips its cost
