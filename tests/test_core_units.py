@@ -1134,10 +1134,11 @@ def test_plugin_teardown_clears_the_leg_and_the_cpu_alarm(run_grader):
     import signal
 
     _, records = run_grader("def double(x):\n    return x * 2\n", "--device", "cpu", "-k", "test_double",
-                            "--cpu-timeout", "60")
+                            "--cpu-timeout", "60", "--timeout", "60")
     assert [r["outcome"] for r in records[1:]] == ["passed"]
     assert expect.LEG[0] is None  # running() of code outside a check reaches no leg's device
-    assert signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
+    assert signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)  # no CPU-time alarm left for the grader's hooks
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # nor pytest-timeout's
 
 
 def test_plugin_fails_the_check_and_stops_the_grading_when_code_was_planted(run_grader, pytester, monkeypatch):
