@@ -982,6 +982,8 @@ def run_grader(pytester, monkeypatch):
     monkeypatch.setattr(torch, "allclose", torch.allclose)  # restored after each test, whatever the learner did
     installs = []  # never install the simulator in this process: record the call instead
     monkeypatch.setattr(simulated, "install", lambda *a, **k: installs.append(a))
+    exits = []  # the worker process ends where the plugin calls _exit; this test process must not (its status 0
+    monkeypatch.setattr(plugin, "_exit", exits.append)  # would read as a pass): recorded, and refused unless asked
 
     def run(body, *args):
         sub = pytester.path / "sub.py"
@@ -989,10 +991,12 @@ def run_grader(pytester, monkeypatch):
         records = []
         result = pytester.runpytest_inprocess(run.file, "--submission", str(sub), *args, "-p", "no:cacheprovider",
                                               plugins=[plugin.ChannelReporter(records.append)])
+        assert run.exits_expected or not exits, f"the plugin ended the grading process ({exits}): {records}"
         return result, records
 
     run.file = "test_g.py"
     run.installs = installs
+    run.exits, run.exits_expected = exits, False
     return run
 
 
@@ -1130,9 +1134,15 @@ def test_plugin_counts_a_skip_only_when_the_grader_raised_it(run_grader, pyteste
     assert by_check["test_other_skip"]["message"].startswith("something your code raised skipped this check")
 
 
-def test_plugin_teardown_clears_the_leg_and_the_cpu_alarm(run_grader):
+def test_plugin_teardown_clears_the_leg_and_the_cpu_alarm(run_grader, monkeypatch):
     import signal
 
+    real = signal.signal
+    installed = []  # the grader's CPU-time handler is installed only where a CPU-time limit is asked for
+    monkeypatch.setattr(signal, "signal", lambda sig, handler: installed.append((sig, handler)))
+    run_grader("def double(x):\n    return x * 2\n", "--device", "cpu", "-k", "test_double")
+    assert (signal.SIGPROF, plugin._cpu_alarm) not in installed
+    monkeypatch.setattr(signal, "signal", real)
     _, records = run_grader("def double(x):\n    return x * 2\n", "--device", "cpu", "-k", "test_double",
                             "--cpu-timeout", "60", "--timeout", "60")
     assert [r["outcome"] for r in records[1:]] == ["passed"]
@@ -1162,13 +1172,12 @@ def test_plugin_fails_the_check_and_stops_the_grading_when_code_was_planted(run_
         def changes(self):
             return ["set a trace function (sys.settrace)"] if probe.planted else []
 
-    ended = []
-    monkeypatch.setattr(plugin, "_exit", ended.append)  # the worker process would end here
     monkeypatch.setattr(audit, "Interpreter", Interpreter)
+    run_grader.exits_expected = True  # the worker process would end there
     _, records = run_grader("def double(x):\n    return x * 2\n", "--device", "cpu")
     want = audit.message(["set a trace function (sys.settrace)"])
     assert [(r.get("check"), r.get("outcome"), r.get("message")) for r in records[1:2]] == [("test_plants", "failed", want)]
-    assert records[2] == {"stopped": want} and ended[:1] == [0]
+    assert records[2] == {"stopped": want} and run_grader.exits[:1] == [0]
 
 
 def test_plugin_lets_go_of_a_failed_checks_frames(run_grader, pytester, monkeypatch):
@@ -1205,3 +1214,19 @@ def test_plugin_grading_never_builds_pytests_own_failure_report(run_grader, monk
     _, records = run_grader("def double(x):\n    raise ValueError('no')\n", "--device", "cpu", "-k", "test_double")
     assert records[1]["outcome"] == "failed" and records[1]["message"].startswith("double(x) raised ValueError: no")
     assert built == []  # replaced by the learner's message anyway: a grading skips its cost
+
+
+def test_plugin_imports_a_check_module_with_the_capture_off(run_grader, pytester):
+    # What a check module writes while it is imported reaches the worker's own output (whose end the zygote
+    # keeps, should the import kill the worker), not pytest's capture; a run that is not a grading keeps it.
+    pytester.makepyfile(test_c="""
+        print("loading the checks")
+        raise RuntimeError("the grader is broken")
+        """)
+    run_grader.file = "test_c.py"
+    result, records = run_grader("def double(x):\n    return x * 2\n", "--device", "cpu")
+    assert records == [{"error": "the check module test_c.py could not be loaded: RuntimeError: the grader is broken. "
+                                 "That is a fault of the grader, not of your code: please report it."}]
+    assert "loading the checks" in result.stdout.str() and "Captured stdout" not in result.stdout.str()
+    plain = pytester.runpytest_inprocess("test_c.py", "-p", "no:cacheprovider")  # not a grading
+    assert "Captured stdout" in plain.stdout.str()
