@@ -1194,10 +1194,16 @@ def test_plugin_lets_go_of_a_failed_checks_frames(run_grader, pytester, monkeypa
         class Held:
             pass
 
-        def test_holds(submission, device):
+        def hold():
             held = Held()
             frames_probe.refs.append(weakref.ref(held))
-            submission.double(held)
+            raise KeyError("first")
+
+        def test_holds(submission, device):
+            try:
+                hold()
+            except KeyError:
+                submission.double(1)  # its error's __context__ is the KeyError, whose frames hold `held`
         """)
     run_grader.file = "test_f.py"
     _, records = run_grader("def double(x):\n    raise ValueError('no')\n", "--device", "cpu")
@@ -1230,3 +1236,9 @@ def test_plugin_imports_a_check_module_with_the_capture_off(run_grader, pytester
     assert "loading the checks" in result.stdout.str() and "Captured stdout" not in result.stdout.str()
     plain = pytester.runpytest_inprocess("test_c.py", "-p", "no:cacheprovider")  # not a grading
     assert "Captured stdout" in plain.stdout.str()
+
+
+def test_plugin_fails_a_check_whose_code_raises_what_would_end_the_run(run_grader):
+    _, records = run_grader("def double(x):\n    raise KeyboardInterrupt\n", "--device", "cpu", "-k", "test_double")
+    assert records[1]["outcome"] == "failed" and records[1]["message"].startswith(
+        "your code raised KeyboardInterrupt, which would stop the whole grading run")
