@@ -1242,3 +1242,9 @@ def test_plugin_fails_a_check_whose_code_raises_what_would_end_the_run(run_grade
     _, records = run_grader("def double(x):\n    raise KeyboardInterrupt\n", "--device", "cpu", "-k", "test_double")
     assert records[1]["outcome"] == "failed" and records[1]["message"].startswith(
         "your code raised KeyboardInterrupt, which would stop the whole grading run")
+
+
+def test_expect_within_compares_the_difference_to_the_tolerance():
+    assert expect.within(1.0, 1.05, 0.1) and expect.within(-2.0, -2.0, 0.0)
+    assert not expect.within(1.0, -1.0, 0.1)  # opposite values: far apart, though their sum is 0
+    assert not expect.within(0.5, 0.7, 0.1)
