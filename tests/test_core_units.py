@@ -1248,3 +1248,14 @@ def test_expect_within_compares_the_difference_to_the_tolerance():
     assert expect.within(1.0, 1.05, 0.1) and expect.within(-2.0, -2.0, 0.0)
     assert not expect.within(1.0, -1.0, 0.1)  # opposite values: far apart, though their sum is 0
     assert not expect.within(0.5, 0.7, 0.1)
+
+
+def test_expect_refuse_unawaited_reads_only_where_a_copy_was_read_unawaited():
+    expect.refuse_unawaited_reads(types.SimpleNamespace(unawaited_d2h=[]), "f(x)")  # nothing read early: no failure
+    with pytest.raises(GradeFailure, match=r"^f\(x\) read a value from a non_blocking copy to the CPU that nothing"):
+        expect.refuse_unawaited_reads(types.SimpleNamespace(unawaited_d2h=["line 3"]), "f(x)")
+
+
+def test_expect_no_round_trips_lets_the_cpu_size_results_by_their_data():
+    with expect.no_round_trips(torch.device("cpu"), "f(x)"):  # on the CPU the size is known where it is computed
+        torch.nonzero(torch.tensor([1.0, 0.0, 2.0]))
