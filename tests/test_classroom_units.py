@@ -769,6 +769,224 @@ def test_a_converter_fork_gets_fresh_threads_for_the_shared_grades(monkeypatch):
     assert forked == [1]
 
 
+class _RecordedClassGrades:
+    """answers.ClassGrades' stand-in for autograde(): an answer whose code says "fix" passes, any other fails,
+    at once (no engine); it records what it was asked."""
+
+    made = []
+
+    def __init__(self, jobs=None):
+        self.jobs, self.asked, self.distinct, self.started = jobs, 0, 0, []
+        _RecordedClassGrades.made.append(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def submit(self, name, code):
+        return _Done(grade_of(MM, *(PASSING if code.endswith("fix\n") else FAILING)))
+
+    def submit_all(self, found):
+        self.started += found
+        self.asked, self.distinct = len(found), len(set(found))
+        return [self.submit(name, code) for name, code in found]
+
+    def after_fork(self):
+        pass
+
+
+def _scores(root, student):
+    """The gradebook's score of each test cell of the student's notebook nb."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}", "device-course") as gb:
+        nb = gb.find_submission_notebook("nb", "a1", student)
+        return {g.name: g.score for g in nb.grades if g.max_score}
+
+
+def _with_checksums(root):
+    """The gradebook's cells get the checksums `nbgrader generate_assignment` records: the converter's metadata
+    check refuses the test cells it puts back without one."""
+    from nbgrader.api import Gradebook
+    from nbgrader.utils import compute_checksum
+
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}", "device-course") as gb:
+        for cell in gb.find_notebook("nb", "a1").source_cells:
+            meta = {"grade_id": cell.name, "grade": cell.name != "masked_mean-answer", "locked": cell.locked,
+                    "solution": cell.name == "masked_mean-answer", "schema_version": 3, "points": 1}
+            cell.checksum = compute_checksum(nbformat.v4.new_code_cell(cell.source, metadata={"nbgrader": meta}))
+        gb.db.commit()
+
+
+def _submit(root, student, code):
+    nb = nbformat.v4.new_notebook()
+    meta = {"grade": False, "grade_id": "masked_mean-answer", "locked": False, "schema_version": 3, "solution": True,
+            "task": False}  # as nbgrader's current metadata format has it (the converter refuses older ones)
+    nb.cells = [nbformat.v4.new_code_cell(code, metadata={"nbgrader": meta})]
+    folder = root / "submitted" / student / "a1"
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, folder / "nb.ipynb")
+
+
+def test_autograde_puts_each_submissions_grade_in_the_gradebook_and_regrades_a_resubmission(course_root, monkeypatch, capsys):
+    import time
+
+    from grader import daemon
+    from grader.classroom import autograde
+
+    ensured = []
+    monkeypatch.setattr(daemon, "ensure", lambda: ensured.append(1))
+    monkeypatch.setattr(answers, "ClassGrades", _RecordedClassGrades)
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)  # the converters in this process (forks: the test above)
+    _with_checksums(course_root)
+    _submit(course_root, "ann", "%%answer masked_mean\nann's fix")
+    _submit(course_root, "bob", "%%answer masked_mean\nbob's attempt")
+    before = time.monotonic()
+    results = autograde.autograde(course_root, "a1")  # every submission, the default console, progress, force
+    took = time.monotonic() - before
+    assert ensured == [1] and engine_grading.SHARED is None
+    assert sorted(r["student"] for r in results) == ["ann", "bob", "dan"]
+    assert all(0 <= r["seconds"] <= took for r in results)
+    grades = _RecordedClassGrades.made[-1]
+    assert grades.jobs is None and [code for _, code in grades.started] == [
+        "# the answer cell of masked_mean\nann's fix\n", "# the answer cell of masked_mean\nbob's attempt\n"]
+    # masked_mean's points from its grade; noise_batch has no answer cell; a test cell devcourse did not write is not run
+    assert _scores(course_root, "ann") == {"masked_mean-accelerator": 1, "noise_batch-accelerator": 0, "by-hand": 0}
+    assert _scores(course_root, "bob") == {"masked_mean-accelerator": 0, "noise_batch-accelerator": 0, "by-hand": 0}
+    out = capsys.readouterr().out
+    assert (f"Grading 3 submission(s) with the grading engine, no notebook run: 2 distinct answer(s) among 2, each "
+            f"graded once, in batches of up to {answers.BATCH_SIZE} per exercise, {answers.default_jobs()} at once.") in " ".join(out.split())
+    assert "autograding a1" in out and "3/3" in out
+    # a resubmission is graded again (force, the default) and only the students named are
+    _submit(course_root, "bob", "%%answer masked_mean\nbob's fix")
+    assert [r["student"] for r in autograde.autograde(course_root, "a1", ["bob"], workers=3, progress=False)] == ["bob"]
+    assert _RecordedClassGrades.made[-1].jobs == 3
+    assert _scores(course_root, "bob")["masked_mean-accelerator"] == 1
+    assert "3 at once" in " ".join(capsys.readouterr().out.split())
+
+
+def test_one_submission_is_autograded_for_a_student_not_yet_in_the_gradebook_and_again_when_resubmitted(course_root, monkeypatch):
+    import time
+
+    from grader.classroom import autograde
+
+    monkeypatch.setattr(engine_grading, "SHARED", _RecordedClassGrades())
+    _with_checksums(course_root)
+    _submit(course_root, "eve", "%%answer masked_mean\neve's attempt")
+    before = time.monotonic()
+    first = autograde.autograde_one(str(course_root), "a1", "eve")  # no create_students: the converter makes eve
+    assert first["success"] and first["error"] == "" and 0 <= first["seconds"] <= time.monotonic() - before
+    assert _scores(course_root, "eve")["masked_mean-accelerator"] == 0
+    _submit(course_root, "eve", "%%answer masked_mean\neve's fix")
+    assert autograde.autograde_one(str(course_root), "a1", "eve")["success"]
+    assert _scores(course_root, "eve")["masked_mean-accelerator"] == 1
+
+
+def test_a_cluster_gets_one_task_per_submission_keyed_by_assignment_and_student(course_root, monkeypatch):
+    import contextlib
+    from concurrent.futures import Future
+    from io import StringIO
+
+    from rich.console import Console
+
+    from grader import daemon
+    from grader.classroom import autograde
+
+    tasks = []
+
+    def submit(fn, key, *args):
+        tasks.append((fn, key, args))
+        done = Future()
+        done.set_result({"student": args[2], "success": True, "error": "", "log": "", "seconds": 0.5})
+        return done
+
+    @contextlib.contextmanager
+    def cluster(address):
+        assert address == "tcp://head:8786"
+        yield submit, lambda futures: iter(list(futures))
+
+    monkeypatch.setattr(autograde, "_dask", cluster)
+    monkeypatch.setattr(daemon, "ensure", lambda: pytest.fail("a cluster's nodes grade, not this host"))
+    out = StringIO()
+    results = autograde.autograde(course_root, "a1", ["ann", "bob"], scheduler="tcp://head:8786", force=False,
+                                  console=Console(file=out, width=200))
+    assert [r["student"] for r in results] == ["ann", "bob"]
+    assert tasks == [(autograde.autograde_one, "autograde-a1-ann", (str(course_root.resolve()), "a1", "ann", False)),
+                     (autograde.autograde_one, "autograde-a1-bob", (str(course_root.resolve()), "a1", "bob", False))]
+    assert "Grading 2 submission(s) on the Dask cluster at tcp://head:8786." in out.getvalue()
+
+
+def test_a_cluster_is_reached_through_a_dask_client_of_its_scheduler(monkeypatch):
+    import dask.distributed
+
+    from grader.classroom import autograde
+
+    made = []
+
+    class Client:
+        def __init__(self, address):
+            made.append(("client", address))
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            made.append("closed")
+
+        def submit(self, fn, *args, **kwargs):
+            made.append((fn, args, kwargs))
+            return "future"
+
+    monkeypatch.setattr(dask.distributed, "Client", Client)
+    with autograde._dask("tcp://head:8786") as (submit, as_completed):
+        assert submit(len, "key-1", "ab") == "future" and as_completed is dask.distributed.as_completed
+    assert made == [("client", "tcp://head:8786"), (len, ("ab",), {"key": "key-1", "pure": False}), "closed"]
+
+
+def test_converters_stay_in_this_process_without_a_core_count_or_off_linux(monkeypatch):
+    import os as os_mod
+    from concurrent.futures import Future
+
+    from grader.classroom import autograde
+
+    made = Future()
+    made.set_result(None)
+    monkeypatch.setattr(os_mod, "cpu_count", lambda: None)  # unknown: one core
+    with autograde._converters(3, [made]) as convert:
+        assert [pid for _, pid in convert(_where, [(1,), (2,)])] == [os.getpid()] * 2
+    monkeypatch.setattr(os_mod, "cpu_count", lambda: 4)
+    monkeypatch.setattr(autograde.sys, "platform", "darwin")  # fork exists there, but is not safe to use
+    with autograde._converters(3, [made]) as convert:
+        assert [pid for _, pid in convert(_where, [(1,), (2,)])] == [os.getpid()] * 2
+
+
+def test_every_answer_of_the_class_is_started_from_each_notebook_a_submission_has(course_root):
+    from nbgrader.api import Gradebook
+
+    from grader.classroom import autograde
+
+    with Gradebook(f"sqlite:///{course_root / 'gradebook.db'}", "device-course") as gb:  # a second notebook
+        gb.add_notebook("part2", "a1")
+        gb.add_grade_cell("noise_batch-accelerator", "part2", "a1", max_score=1, cell_type="code")
+        gb.add_source_cell("noise_batch-accelerator", "part2", "a1", cell_type="code", locked=True,
+                           source="require('noise_batch', 'accelerator')")
+    part2 = nbformat.v4.new_notebook()
+    part2.cells = [nbformat.v4.new_code_cell("%%answer noise_batch\nabe's fix", metadata={
+        "nbgrader": {"grade_id": "noise_batch-answer", "solution": True}})]
+    (course_root / "submitted" / "abe" / "a1").mkdir(parents=True)
+    nbformat.write(part2, course_root / "submitted" / "abe" / "a1" / "part2.ipynb")  # abe handed in part2 only
+
+    class Recorded:
+        def submit_all(self, found):
+            return found
+
+    assert autograde.start_gradings(course_root, "a1", ["abe", "ann"], Recorded()) == [
+        ("noise_batch", "# the answer cell of noise_batch\nabe's fix\n"),
+        ("masked_mean", "# the answer cell of masked_mean\nann's fix\n")]
+
+
 def _cell(source, grade_id=None, kind="code", **flags):
     make = nbformat.v4.new_code_cell if kind == "code" else nbformat.v4.new_markdown_cell
     meta = {"nbgrader": {"grade_id": grade_id, "solution": False, "grade": False, "locked": False, **flags}} if grade_id else {}

@@ -982,6 +982,8 @@ def run_grader(pytester, monkeypatch):
     monkeypatch.setattr(torch, "allclose", torch.allclose)  # restored after each test, whatever the learner did
     installs = []  # never install the simulator in this process: record the call instead
     monkeypatch.setattr(simulated, "install", lambda *a, **k: installs.append(a))
+    exits = []  # the worker process ends where the plugin calls _exit; this test process must not (its status 0
+    monkeypatch.setattr(plugin, "_exit", exits.append)  # would read as a pass): recorded, and refused unless asked
 
     def run(body, *args):
         sub = pytester.path / "sub.py"
@@ -989,10 +991,12 @@ def run_grader(pytester, monkeypatch):
         records = []
         result = pytester.runpytest_inprocess(run.file, "--submission", str(sub), *args, "-p", "no:cacheprovider",
                                               plugins=[plugin.ChannelReporter(records.append)])
+        assert run.exits_expected or not exits, f"the plugin ended the grading process ({exits}): {records}"
         return result, records
 
     run.file = "test_g.py"
     run.installs = installs
+    run.exits, run.exits_expected = exits, False
     return run
 
 
@@ -1098,3 +1102,160 @@ def test_plugin_checks_integrity_after_each_check(run_grader, pytester, monkeypa
     result, records = run_grader("import torch\ndef sneaky():\n    torch.allclose = len\n", "--device", "cpu")
     (failed,) = [r for r in records[1:] if r.get("outcome") == "failed"]
     assert failed["message"].startswith("your code replaced torch.allclose, which the grader relies on.")
+
+
+# ---- the plugin's decisions that its first tests let through (issue 31: a rerun of plugin.py's mutants)
+def test_plugin_error_line_is_the_line_that_names_the_exception():
+    text = "Traceback (most recent call last):\n  File 'x.py', line 1\nE   ModuleNotFoundError: No module named 'y'\n"
+    assert plugin.last_error_line(text) == "ModuleNotFoundError: No module named 'y'"
+    assert plugin.last_error_line("E   first\nE   ValueError: last\n  tail\n") == "ValueError: last"
+    assert plugin.last_error_line("no marked line\nsecond\n  last one  \n") == "last one"
+    assert plugin.last_error_line("  \n") == "(no error text)"
+
+
+def test_plugin_counts_a_skip_only_when_the_grader_raised_it(run_grader, pytester):
+    pytester.makepyfile(test_s="""
+        import pytest
+
+        from grader.plugin import skip_leg
+
+        def test_limit(submission, device):
+            skip_leg("the simulator cannot show this")
+
+        def test_other_skip(submission, device):
+            pytest.skip("not through skip_leg")  # as a skip the learner's code raised
+        """)
+    run_grader.file = "test_s.py"
+    _, records = run_grader("def double(x):\n    return x * 2\n", "--device", "cpu")
+    by_check = {r["check"]: r for r in records[1:]}
+    assert (by_check["test_limit"]["outcome"], by_check["test_limit"]["message"]) == (
+        "skipped", "the simulator cannot show this")
+    assert by_check["test_other_skip"]["outcome"] == "failed"
+    assert by_check["test_other_skip"]["message"].startswith("something your code raised skipped this check")
+
+
+def test_plugin_teardown_clears_the_leg_and_the_cpu_alarm(run_grader, monkeypatch):
+    import signal
+
+    real = signal.signal
+    installed = []  # the grader's CPU-time handler is installed only where a CPU-time limit is asked for
+    monkeypatch.setattr(signal, "signal", lambda sig, handler: installed.append((sig, handler)))
+    run_grader("def double(x):\n    return x * 2\n", "--device", "cpu", "-k", "test_double")
+    assert (signal.SIGPROF, plugin._cpu_alarm) not in installed
+    monkeypatch.setattr(signal, "signal", real)
+    _, records = run_grader("def double(x):\n    return x * 2\n", "--device", "cpu", "-k", "test_double",
+                            "--cpu-timeout", "60", "--timeout", "60")
+    assert [r["outcome"] for r in records[1:]] == ["passed"]
+    assert expect.LEG[0] is None  # running() of code outside a check reaches no leg's device
+    assert signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)  # no CPU-time alarm left for the grader's hooks
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # nor pytest-timeout's
+
+
+def test_plugin_fails_the_check_and_stops_the_grading_when_code_was_planted(run_grader, pytester, monkeypatch):
+    import sys
+
+    probe = types.SimpleNamespace(planted=False)
+    monkeypatch.setitem(sys.modules, "planted_probe", probe)
+    pytester.makepyfile(test_p="""
+        import planted_probe
+
+        def test_plants(submission, device):
+            submission.double(1)
+            planted_probe.planted = True  # as if that call had left a trace function behind
+
+        def test_after(submission, device):
+            pass
+        """)
+    run_grader.file = "test_p.py"
+
+    class Interpreter:  # audit's view of the interpreter, from the moment the check's call planted something
+        def changes(self):
+            return ["set a trace function (sys.settrace)"] if probe.planted else []
+
+    monkeypatch.setattr(audit, "Interpreter", Interpreter)
+    run_grader.exits_expected = True  # the worker process would end there
+    _, records = run_grader("def double(x):\n    return x * 2\n", "--device", "cpu")
+    want = audit.message(["set a trace function (sys.settrace)"])
+    assert [(r.get("check"), r.get("outcome"), r.get("message")) for r in records[1:2]] == [("test_plants", "failed", want)]
+    assert records[2] == {"stopped": want} and run_grader.exits[:1] == [0]
+
+
+def test_plugin_lets_go_of_a_failed_checks_frames(run_grader, pytester, monkeypatch):
+    import gc
+    import sys
+
+    probe = types.SimpleNamespace(refs=[])  # the check's weak reference to a local of its own frame
+    monkeypatch.setitem(sys.modules, "frames_probe", probe)
+    pytester.makepyfile(test_f="""
+        import weakref
+
+        import frames_probe
+
+        class Held:
+            pass
+
+        def hold():
+            held = Held()
+            frames_probe.refs.append(weakref.ref(held))
+            raise KeyError("first")
+
+        def test_holds(submission, device):
+            try:
+                hold()
+            except KeyError:
+                submission.double(1)  # its error's __context__ is the KeyError, whose frames hold `held`
+        """)
+    run_grader.file = "test_f.py"
+    _, records = run_grader("def double(x):\n    raise ValueError('no')\n", "--device", "cpu")
+    assert records[1]["outcome"] == "failed" and len(probe.refs) == 1
+    gc.collect()
+    assert probe.refs[0]() is None  # pytest keeps the last exception (sys.last_value), not its frames' locals
+
+
+def test_plugin_grading_never_builds_pytests_own_failure_report(run_grader, monkeypatch):
+    from _pytest import python
+
+    built = []
+    monkeypatch.setattr(python.Function, "repr_failure", lambda self, excinfo, *a, **k: built.append(self.name) or "r")
+    _, records = run_grader("def double(x):\n    raise ValueError('no')\n", "--device", "cpu", "-k", "test_double")
+    assert records[1]["outcome"] == "failed" and records[1]["message"].startswith("double(x) raised ValueError: no")
+    assert built == []  # replaced by the learner's message anyway: a grading skips its cost
+
+
+def test_plugin_imports_a_check_module_with_the_capture_off(run_grader, pytester):
+    # What a check module writes while it is imported reaches the worker's own output (whose end the zygote
+    # keeps, should the import kill the worker), not pytest's capture; a run that is not a grading keeps it.
+    pytester.makepyfile(test_c="""
+        print("loading the checks")
+        raise RuntimeError("the grader is broken")
+        """)
+    run_grader.file = "test_c.py"
+    result, records = run_grader("def double(x):\n    return x * 2\n", "--device", "cpu")
+    assert records == [{"error": "the check module test_c.py could not be loaded: RuntimeError: the grader is broken. "
+                                 "That is a fault of the grader, not of your code: please report it."}]
+    assert "loading the checks" in result.stdout.str() and "Captured stdout" not in result.stdout.str()
+    plain = pytester.runpytest_inprocess("test_c.py", "-p", "no:cacheprovider")  # not a grading
+    assert "Captured stdout" in plain.stdout.str()
+
+
+def test_plugin_fails_a_check_whose_code_raises_what_would_end_the_run(run_grader):
+    _, records = run_grader("def double(x):\n    raise KeyboardInterrupt\n", "--device", "cpu", "-k", "test_double")
+    assert records[1]["outcome"] == "failed" and records[1]["message"].startswith(
+        "your code raised KeyboardInterrupt, which would stop the whole grading run")
+
+
+def test_expect_within_compares_the_difference_to_the_tolerance():
+    assert expect.within(1.0, 1.05, 0.1) and expect.within(-2.0, -2.0, 0.0)
+    assert not expect.within(1.0, -1.0, 0.1)  # opposite values: far apart, though their sum is 0
+    assert not expect.within(0.5, 0.7, 0.1)
+
+
+def test_expect_refuse_unawaited_reads_only_where_a_copy_was_read_unawaited():
+    expect.refuse_unawaited_reads(types.SimpleNamespace(unawaited_d2h=[]), "f(x)")  # nothing read early: no failure
+    with pytest.raises(GradeFailure, match=r"^f\(x\) read a value from a non_blocking copy to the CPU that nothing"):
+        expect.refuse_unawaited_reads(types.SimpleNamespace(unawaited_d2h=["line 3"]), "f(x)")
+
+
+def test_expect_no_round_trips_lets_the_cpu_size_results_by_their_data():
+    with expect.no_round_trips(torch.device("cpu"), "f(x)"):  # on the CPU the size is known where it is computed
+        torch.nonzero(torch.tensor([1.0, 0.0, 2.0]))
