@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -1094,3 +1095,27 @@ def test_collect_keeps_the_end_of_what_a_worker_wrote_just_before_it_ended():
     lines, output, status, stopped = collected(worker.pid, rfd, ofd)
     assert len(lines) == 20000 and lines[-1] == '{"n": 19999}' and stopped is None
     assert output.endswith("END") and len(output) == workers.OUTPUT_TAIL
+
+
+def test_a_sigterm_during_a_forks_own_hooks_still_ends_the_zygote():
+    """A zygote ends on SIGTERM by raising SystemExit from its handler. A signal that lands while fork runs its
+    after-fork hooks (logging's lock release, in the parent) would raise inside the hook, where Python prints the
+    exception and drops it, and the zygote would serve on after its daemon ended: workers._fork holds SIGTERM back
+    until the hooks have run. The signal is sent from a hook here, the worst moment."""
+    code = textwrap.dedent("""
+        import os, signal, sys
+        from grader import workers
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(7))
+        os.register_at_fork(after_in_parent=lambda: os.kill(os.getpid(), signal.SIGTERM))
+        try:
+            pid = workers._fork()
+            if pid == 0:
+                os._exit(0)
+            os.waitpid(pid, 0)
+        except SystemExit as exc:
+            print("ended", exc.code)
+        else:
+            print("served on")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.stdout.strip() == "ended 7", (out.stdout, out.stderr)
