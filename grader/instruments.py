@@ -684,10 +684,8 @@ def _counting_saves(m: Measurement):
 
     import torch.serialization
 
-    save = counted(torch.save)
-    owners = [(torch, "save")] + ([(torch.serialization, "save")] if torch.serialization.save is torch.save else [])
-    return _standing_in([(owner, name, save if owner is torch else counted(getattr(owner, name)))
-                         for owner, name in owners])
+    owners = [torch] + ([torch.serialization] if torch.serialization.save is torch.save else [])
+    return _standing_in([(owner, "save", counted(owner.save)) for owner in owners])
 
 
 _below = threading.local()  # depth of counted calls (a save, a storage's copy) on this thread

@@ -48,6 +48,7 @@ from grader import legs, limits, sandbox
 _exit = os._exit
 _write = os.write
 _os_fork = getattr(os, "fork", None)
+_dumps = json.dumps
 
 
 def _fork() -> int:
@@ -61,7 +62,7 @@ def _fork() -> int:
         return _os_fork()
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-_dumps = json.dumps
+
 
 FAMILIES = ("real", "sim")
 IDLE_SECONDS = float(os.environ.get("DEVCOURSE_IDLE_SECONDS", 15 * 60))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import json
 import multiprocessing
 import os
@@ -87,32 +88,34 @@ def main() -> None:
     chunks = sorted(([(ex.name, label, str(path)) for label, path in submissions(ex).items()] for ex in exercises),
                     key=len, reverse=True)
     partial = args.out.with_suffix(".partial.json")
+    here = machine.describe()
+    earlier = json.loads(args.out.read_text()) if args.only else None
+    everything = [(ex.name, label) for ex in course.load() for label in submissions(ex)]
+    order = {key: i for i, key in enumerate(everything)}
+
+    def table_of(graded: list[dict], seconds: float) -> dict:
+        """The table with `graded`, in the course's order: a new one, or the one at --out with those rows replaced."""
+        seconds = round(seconds, 1)
+        if earlier is not None:
+            table = merged(copy.deepcopy(earlier), graded, here, seconds)
+        else:
+            table = {"machine": here, "seconds": seconds, "rows": list(graded)}
+        table["rows"].sort(key=lambda r: order.get((r["exercise"], r["submission"]), len(order)))
+        return table
+
     graded: list[dict] = []
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
         for rows in pool.imap_unordered(grade_chunk, chunks):
             graded += rows
-            partial.write_text(json.dumps(table_of(graded, args, time.perf_counter() - start), indent=1) + "\n")
+            partial.write_text(json.dumps(table_of(graded, time.perf_counter() - start), indent=1) + "\n")
     seconds = round(time.perf_counter() - start, 1)
-    table = table_of(graded, args, seconds)
+    table = table_of(graded, seconds)
     args.out.write_text(json.dumps(table, indent=1) + "\n")
-    partial.unlink()
+    partial.unlink(missing_ok=True)
     if args.markdown:
         args.markdown.write_text(markdown(table))
     print(f"{len(graded)} submissions graded in {seconds} s -> {args.out}")
-
-
-def table_of(graded: list[dict], args: argparse.Namespace, seconds: float) -> dict:
-    """The table with `graded`, in the course's order: a new one, or the one at --out with those rows replaced."""
-    seconds = round(seconds, 1)
-    if args.only:
-        table = merged(json.loads(args.out.read_text()), graded, machine.describe(), seconds)
-    else:
-        table = {"machine": machine.describe(), "seconds": seconds, "rows": list(graded)}
-    everything = [(ex.name, label) for ex in course.load() for label in submissions(ex)]
-    order = {key: i for i, key in enumerate(everything)}
-    table["rows"].sort(key=lambda r: order.get((r["exercise"], r["submission"]), len(order)))
-    return table
 
 
 def merged(table: dict, graded: list[dict], here: dict, seconds: float) -> dict:
