@@ -96,18 +96,18 @@ def _verify_loaded(name: str) -> None:
         raise SubmissionError(f"{name}, at its top level: {exc}") from None
 
 
-#: Code objects of the sources that compiled and passed the source policy in this process, by (file name, name
-#: shown, source): each check loads the submission afresh (a module of its own), but a grading process grades
-#: one submission, whose compiling and scanning cost more than a small check itself. A code object is immutable.
-_VETTED: dict[tuple[str, str, str], types.CodeType] = {}
+#: The sources that compiled and passed the source policy in this process, by (file name, name shown, source):
+#: each check loads the submission afresh (a module of its own), but a grading process grades one submission,
+#: whose scanning costs more than a small check itself. The code object itself is made again for each load:
+#: torch.compile caches its work on a function's code object and puts the compiled function in the globals of the
+#: module that first ran it, so a code object shared by two loads ran, in the second, code naming a global only
+#: the first had (NameError: __compiled_fn_1_... is not defined).
+_VETTED: set[tuple[str, str, str]] = set()
 
 
 def _vetted_code(source: str, filename: str, display_name: str) -> types.CodeType:
     """`source` compiled, once it passed the source policy (grader.integrity.check_source)."""
     key = (filename, display_name, source)
-    code = _VETTED.get(key)
-    if code is not None:
-        return code
     try:
         code = compile(source, filename, "exec")
     except SyntaxError as exc:
@@ -115,11 +115,13 @@ def _vetted_code(source: str, filename: str, display_name: str) -> types.CodeTyp
             f"{display_name} has a syntax error at line {exc.lineno}: {exc.msg}"
             f"{': ' + exc.text.strip() if exc.text else ''}. Fix it so the file runs, then check again."
         ) from None
+    if key in _VETTED:
+        return code
     try:
         integrity.check_source(source, display_name)
     except integrity.IntegrityError as exc:
         raise SubmissionError(str(exc)) from None
-    _VETTED[key] = code
+    _VETTED.add(key)
     return code
 
 

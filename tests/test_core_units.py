@@ -274,6 +274,27 @@ def test_submission_loads_and_reports_missing_names(tmp_path):
     assert Submission(write(tmp_path, "x = 1\n"), display_name="mine.py").display_name == "mine.py"
 
 
+def test_each_load_of_a_submission_runs_its_own_compiled_code(tmp_path):
+    # Every check loads the submission afresh. torch.compile keeps its work on the function's code object and
+    # puts the compiled function in the globals of the module that first ran it: a code object shared by two
+    # loads made the second call, with the same shapes, name a global only the first load had (a right fix
+    # with a compiled loss failed a fresh clone's CI with NameError: __compiled_fn_1_... is not defined).
+    f = write(tmp_path, """
+        import torch
+
+        def _loss(x, w):
+            return ((x @ w) ** 2).mean()
+
+        loss_fn = torch.compile(_loss, backend="eager")
+
+        def fit(x):
+            return loss_fn(x, torch.ones(x.shape[1]))
+    """)
+    x = torch.arange(6.0).reshape(2, 3)
+    first, second = Submission(f), Submission(f)
+    assert first.fit(x).item() == second.fit(x).item() == 76.5
+
+
 def test_submission_errors(tmp_path):
     with pytest.raises(SubmissionError, match=r"^nope.py does not exist\.$"):
         Submission(tmp_path / "nope.py")
