@@ -37,11 +37,19 @@ def source_of(path: Path) -> str:
 
 def _where(exc: BaseException, filename: str) -> str:
     """' (line N, in func)' for the innermost frame of the learner's file, if any."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
+    frames = _frames_in(exc, filename)
     if not frames:
         return ""
-    f = frames[-1]
-    return f" (line {f.lineno}, in {f.name}: `{(f.line or '').strip()}`)"
+    lineno, name, line = frames[-1]
+    return f" (line {lineno}, in {name}: `{line}`)"
+
+
+def _frames_in(exc: BaseException, filename: str) -> list[tuple[int, str, str]]:
+    """(line, function, source line) of each frame of `filename` that `exc` went through, outermost first. Only
+    those frames' lines are read: traceback.extract_tb reads the source of every frame (torch's, pytest's), which
+    was a tenth of a failing check's time."""
+    return [(lineno, frame.f_code.co_name, linecache.getline(filename, lineno).strip() if lineno else "")
+            for frame, lineno in traceback.walk_tb(exc.__traceback__) if frame.f_code.co_filename == filename]
 
 
 #: Frames of the learner's file kept in a trace: the outermost and the innermost ones, the middle elided.
@@ -56,8 +64,7 @@ def learner_trace(exc: BaseException | None, filename: str) -> list[tuple[int, s
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        frames = [(f.lineno, f.name, (f.line or "").strip())
-                  for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
+        frames = _frames_in(exc, filename)
         if frames:
             if len(frames) > TRACE_HEAD + TRACE_TAIL + 1:
                 hidden = len(frames) - TRACE_HEAD - TRACE_TAIL
