@@ -782,7 +782,9 @@ def statistics_kept(device: torch.device | None):
 def _keeping_peaks(mod, device: torch.device, peaks: list[int]):
     """The peak is the device module's own statistic, which code inside the block could start again
     (reset_peak_memory_stats(), after a loop that kept every batch's graph alive, made its growth vanish): each
-    reset of it, by any of torch's functions that reset it, first keeps the peak so far in `peaks`."""
+    reset of it, by any of torch's functions that reset it, first keeps the peak so far in `peaks`. A grading does
+    more (statistics_kept: no reset at all, for the checks that read other statistics); the doctor measures the
+    learner's own script, whose resets must still work for its own prints."""
     if mod is None or not callable(getattr(mod, "max_memory_allocated", None)):
         return contextlib.nullcontext()
 
