@@ -242,12 +242,13 @@ def no_round_trips(device: torch.device, what: str):
              "shapes fixed: multiply by the mask, or use torch.where, instead of selecting with it.")
 
 
-def refuse_unawaited_reads(m: Measurement, who: str) -> None:
-    """Fail where `who` read a non_blocking copy to the CPU that nothing waited for. On a GPU a copy of a few
-    bytes often lands before the host reads it, so the race is refused on every leg, not only where the simulator
-    shows it (it leaves such a buffer NaN): one verdict on every machine."""
+def refuse_unawaited_reads(m: Measurement, who: str, message: str | None = None) -> None:
+    """Fail where `who` read a non_blocking copy to the CPU that nothing waited for (with `message`, where the
+    exercise has words of its own for it). On a GPU a copy of a few bytes often lands before the host reads it, so
+    the race is refused on every leg, not only where the simulator shows it (it leaves such a buffer NaN): one
+    verdict on every machine."""
     if m.unawaited_d2h:
-        fail(f"{who} read a value from a non_blocking copy to the CPU that nothing waited for: such a copy returns "
+        fail(message or f"{who} read a value from a non_blocking copy to the CPU that nothing waited for: such a copy returns "
              "before its values have arrived, so what is read may be anything (on a GPU it is usually right by "
              "luck). Read the device tensor itself (.item() waits for it), or synchronize before reading the copy.")
 

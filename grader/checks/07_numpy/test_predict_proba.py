@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from grader.expect import GradeFailure, expect_close, fail, measure, running
+from grader.expect import GradeFailure, expect_close, fail, measure, refuse_unawaited_reads, running
 
 FIX = ("NumPy only reads host memory and cannot record gradients: bring the probabilities back with "
        "probs.detach().cpu().numpy().")
@@ -50,8 +50,7 @@ def test_returns_the_probabilities_as_a_numpy_array(submission, device):
     model, x, expected = make(device)
     with measure(device) as m:
         out = call(submission, model, x, device)
-    if m.unawaited_d2h:
-        fail(EARLY_READ)
+    refuse_unawaited_reads(m, "predict_proba", EARLY_READ)
     if isinstance(out, torch.Tensor):
         fail(f"predict_proba returned a tensor on {out.device}, not a NumPy array: {FIX}")
     if not isinstance(out, np.ndarray):
@@ -65,8 +64,7 @@ def test_one_copy_back_to_the_host(submission, device):
     model, x, _ = make(device)
     with measure(device) as m:
         call(submission, model, x, device)
-    if m.unawaited_d2h:
-        fail(EARLY_READ)
+    refuse_unawaited_reads(m, "predict_proba", EARLY_READ)
     if m.host_reads:
         fail(f"predict_proba made {m.describe_round_trips()}: each value read by Python makes it wait for "
              f"{device}. Copy the whole probability block at once: {FIX}")
