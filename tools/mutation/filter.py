@@ -11,11 +11,16 @@ mutants that need no test run.
    the rest in practice. Unary: removing -, ~ or not, and - -> +.
 2. A mutant inside a type annotation, in a module with `from __future__ import annotations`, is equivalent
    (annotations are never evaluated there): it is marked skipped with the reason.
+3. With MUT_SAMPLE=N (run.sh passes it on), only a random sample of N of the mutants left is run, drawn with
+   MUT_SEED (default 31); the others are marked "NOT SAMPLED". For modules whose mutants cost too much to run all
+   of them here: the score is then an estimate, and report.py says so.
 """
 
 from __future__ import annotations
 
 import ast
+import os
+import random
 import re
 import sys
 from pathlib import Path
@@ -75,7 +80,20 @@ def main(session: str) -> None:
                                                           worker_outcome=WorkerOutcome.SKIPPED))
                     equivalent += 1
                 break
-    print(f"{session}: {skipped} outside the selective set, {equivalent} equivalent (annotations)")
+        sample = int(os.environ.get("MUT_SAMPLE") or 0)
+        left = sorted(item.job_id for item in db.pending_work_items)
+        unsampled = 0
+        if 0 < sample < len(left):
+            drawn = set(random.Random(int(os.environ.get("MUT_SEED") or 31)).sample(left, sample))
+            for job_id in left:
+                if job_id not in drawn:
+                    db.set_result(job_id, WorkResult(output=NOT_SAMPLED, worker_outcome=WorkerOutcome.SKIPPED))
+                    unsampled += 1
+    print(f"{session}: {skipped} outside the selective set, {equivalent} equivalent (annotations)"
+          + (f", {unsampled} not in the sample of {sample}" if unsampled else ""))
+
+
+NOT_SAMPLED = "NOT SAMPLED: outside the random sample (MUT_SAMPLE)"
 
 
 if __name__ == "__main__":

@@ -28,6 +28,13 @@ def equivalents() -> dict[tuple[str, str, int], str]:
     return out
 
 
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a proportion k / n: where a sampled module's score lies, at 95 %."""
+    p = k / n
+    centre, half = p + z * z / (2 * n), z * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
+    return (centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n)
+
+
 def rows(session: Path):
     dump = subprocess.run([str(Path(sys.executable).with_name("cosmic-ray")), "dump", str(session)],
                           capture_output=True, text=True, check=True).stdout
@@ -42,7 +49,7 @@ def main(work: Path, survivors: bool) -> None:
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     details = []
     for session in sorted(work.glob("*.sqlite")):
-        n = skipped = equivalent = killed = timeouts = survived = pending = 0
+        n = skipped = equivalent = killed = timeouts = survived = pending = unsampled = 0
         module = None
         for item, result in rows(session):
             n += 1
@@ -56,6 +63,8 @@ def main(work: Path, survivors: bool) -> None:
             if result["worker_outcome"] == "skipped":
                 if out.startswith("EQUIVALENT"):
                     equivalent += 1
+                elif out.startswith("NOT SAMPLED"):
+                    unsampled += 1
                 else:
                     skipped += 1
             elif key in eq and result.get("test_outcome") == "survived":
@@ -69,10 +78,15 @@ def main(work: Path, survivors: bool) -> None:
             else:
                 survived += 1
                 details.append((module, "survived", m, result, ""))
-        run = n - skipped
+        run = n - skipped - unsampled
         denominator = run - pending - equivalent  # a partial run (stopped, or rechecked): scored on what ran
         score = f"{100 * (killed + timeouts) / denominator:.1f} %" if denominator else "-"
+        if unsampled and denominator:
+            low, high = wilson(killed + timeouts, denominator)
+            score += f" (95 % interval {100 * low:.0f}-{100 * high:.0f} %)"
         extra = f" ({pending} not run)" if pending else ""
+        if unsampled:  # a random sample of what the selective set keeps: the score estimates the module's
+            extra += f" (a random sample of {run + unsampled})"
         print(f"| {module} | {n} | {skipped} | {run}{extra} | {equivalent} | {killed} | {timeouts} | {survived} | {score} |")
     if survivors:
         for module, kind, m, result, why in details:

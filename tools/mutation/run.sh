@@ -6,6 +6,7 @@
 #   tools/mutation/run.sh                      # every module of tools/mutation/modules.tsv
 #   tools/mutation/run.sh grader/legs.py ...   # only these modules
 #   MUT_JOBS=2 MUT_WORK=/tmp/$USER-mut tools/mutation/run.sh
+#   MUT_SAMPLE=80 tools/mutation/run.sh grader/simulated/tensor.py   # a seeded random sample (MUT_SEED) of its mutants
 #
 # cosmic-ray mutates files in place, so it runs in private copies of the working tree (tracked and untracked
 # files, never the tree itself), one per job: $MUT_WORK/copy-N. Each module's mutants run against the few test
