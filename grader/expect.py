@@ -248,9 +248,10 @@ def refuse_unawaited_reads(m: Measurement, who: str, message: str | None = None)
     the race is refused on every leg, not only where the simulator shows it (it leaves such a buffer NaN): one
     verdict on every machine."""
     if m.unawaited_d2h:
-        fail(message or f"{who} read a value from a non_blocking copy to the CPU that nothing waited for: such a copy returns "
-             "before its values have arrived, so what is read may be anything (on a GPU it is usually right by "
-             "luck). Read the device tensor itself (.item() waits for it), or synchronize before reading the copy.")
+        fail(message or (f"{who} read a value from a non_blocking copy to the CPU that nothing waited for: such a "
+                         "copy returns before its values have arrived, so what is read may be anything (on a GPU it "
+                         "is usually right by luck). Read the device tensor itself (.item() waits for it), or "
+                         "synchronize before reading the copy."))
 
 
 def within(got: float, want: float, tol: float) -> bool:
