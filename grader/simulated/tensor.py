@@ -380,11 +380,6 @@ def _op_info(func):
     return info
 
 
-def _is_view(func):
-    info = _INFO.get(id(func)) or _op_info(func)
-    return info[1]
-
-
 def _has_meta(args, kwargs) -> bool:
     for a in (*args, *(kwargs or {}).values()):
         if isinstance(a, torch.Tensor):
