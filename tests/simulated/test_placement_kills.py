@@ -53,3 +53,61 @@ def test_the_cpu_kernel_of_a_convolution_is_the_one_torch_selects(threads):
     finally:
         torch.set_num_threads(before)
     assert compared > 300
+
+
+S0, S1 = "sim:0", "sim:1"
+
+
+def _raises(call, *words):
+    with pytest.raises((RuntimeError, NotImplementedError)) as info:
+        call()
+    assert all(w in str(info.value) for w in words), str(info.value)
+
+
+def test_a_convolution_checks_its_bias_against_the_inputs_device():
+    x, w = torch.randn(1, 3, 8, 8, device=S0), torch.randn(4, 3, 3, 3, device=S0)
+    assert torch.nn.functional.conv2d(x, w).shape == (1, 4, 6, 6)  # no bias: nothing more to check
+    _raises(lambda: torch.nn.functional.conv2d(x, w, torch.randn(4, device=S1)),
+            "found at least two devices, sim:0 and sim:1")
+
+
+def test_a_convolution_checks_shapes_before_devices():
+    # convolution's shape checks come before any device check: a 2-D weight on the other GPU is a shape error
+    x = torch.randn(1, 3, 8, device=S0)
+    _raises(lambda: torch.nn.functional.conv1d(x, torch.randn(4, 3, device=S1)),
+            "weight should have at least three dimensions")
+
+
+def test_index_put_takes_cpu_indices_and_a_0_dim_cpu_value_but_no_other_cpu_values():
+    x = torch.zeros(4, device=S0)
+    x[torch.tensor([0, 2])] = torch.ones(2, device=S0)  # indices move to x's device
+    x[torch.tensor([1], device=S0)] = torch.tensor(5.0)  # a 0-dim value is read on the host
+    assert x.cpu().tolist() == [1.0, 5.0, 1.0, 0.0]
+
+    def cpu_values():
+        x[torch.tensor([0, 2], device=S0)] = torch.ones(2)
+    _raises(cpu_values, "found at least two devices, sim:0 and cpu")
+
+
+@pytest.mark.parametrize("which", ("weight", "bias"))
+def test_layer_norm_takes_a_weight_and_a_bias_of_the_inputs_dtype_only(which):
+    x = torch.randn(2, 4, device=S0)
+    params = {"weight": torch.ones(4, device=S0), "bias": torch.zeros(4, device=S0)}
+    params[which] = params[which].half()
+    _raises(lambda: torch.nn.functional.layer_norm(x, (4,), **params), "expected scalar type Float but found Half")
+
+
+def test_a_uint8_convolution_reaches_cudnn_only_with_uint8_weights():
+    x = torch.zeros(1, 3, 8, 8, device=S0, dtype=torch.uint8)
+    _raises(lambda: torch.nn.functional.conv2d(x, torch.randn(4, 3, 3, 3, device=S0)),
+            "expected scalar type Byte but found Float")
+    _raises(lambda: torch.nn.functional.conv2d(x, torch.zeros(4, 3, 3, 3, device=S0, dtype=torch.uint8)),
+            "GET was unable to find an engine")
+
+
+def test_bmm_dispatches_on_its_first_batch_dtype():
+    # CUDA's kernel dispatches on self's dtype (no integer kernel), then reads the second batch as that type
+    ints, floats = torch.ones(1, 2, 2, dtype=torch.long, device=S0), torch.ones(1, 2, 2, device=S0)
+    _raises(lambda: torch.bmm(ints, floats), "\"baddbmm_sim\" not implemented for 'Long'")
+    _raises(lambda: torch.bmm(floats, ints), "expected scalar type Float but found Long")
+
