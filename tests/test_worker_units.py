@@ -800,7 +800,7 @@ def test_the_daemon_answers_pings_with_its_code_and_grades_a_right_fix(served, t
 
 @linux
 def test_the_daemon_names_a_crash_an_exit_and_processes_left_running(served, tmp_path):
-    folder, _ = served
+    folder, pid = served
     source = NOISE.read_text()
     cases = {
         "crash": (source + "\nimport os\nos.abort()\n",
@@ -821,6 +821,27 @@ def test_the_daemon_names_a_crash_an_exit_and_processes_left_running(served, tmp
         process = [r for r in answer["results"] if r["check"] == "(grader process)"]
         assert len(process) == 1 and process[0]["message"].startswith(said), (name, answer)
         assert process[0]["leg"] == "cpu"
+        assert _escaped_from(pid) == [], name  # counted, and stopped too: none lives on to meet the next grading
+
+
+def _escaped_from(daemon_pid: int) -> list[int]:
+    """Live processes whose parent is one of the daemon's (its session) but which left its session (setsid), a
+    little after a grading: a process the learner's code left running, handed to the daemon as an orphan."""
+    def stat(pid):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return fields[0], int(fields[1]), int(fields[3])  # state, parent, session
+        return None
+
+    deadline = time.monotonic() + 10
+    while True:
+        procs = {int(p): stat(p) for p in os.listdir("/proc") if p.isdigit()}
+        daemons = {pid for pid, st in procs.items() if st and st[2] == daemon_pid}
+        left = [pid for pid, st in procs.items()
+                if st and st[0] != "Z" and st[1] in daemons and st[2] != daemon_pid]
+        if not left or time.monotonic() > deadline:  # SIGKILL is sent before the answer; dying can take a moment
+            return left
+        time.sleep(0.1)
 
 
 @linux

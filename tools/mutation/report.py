@@ -86,7 +86,7 @@ def main(work: Path, survivors: bool) -> None:
             score += f" (95 % interval {100 * low:.0f}-{100 * high:.0f} %)"
         extra = f" ({pending} not run)" if pending else ""
         if unsampled:  # a random sample of what the selective set keeps: the score estimates the module's
-            extra += f" (a random sample of {run + unsampled})"
+            extra += f" ({unsampled} more not drawn: a random sample)"
         print(f"| {module} | {n} | {skipped} | {run}{extra} | {equivalent} | {killed} | {timeouts} | {survived} | {score} |")
     if survivors:
         for module, kind, m, result, why in details:
