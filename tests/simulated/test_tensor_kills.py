@@ -81,12 +81,13 @@ def test_a_pinned_integer_buffer_holds_a_value_no_result_has_until_its_copy_land
 
 
 def test_a_device_without_an_index_is_the_current_one():
+    before = torch.accelerator.current_device_index()
     torch.accelerator.set_device_index(1)
     try:
         assert torch.ones(2).to("sim").device == torch.device("sim:1")
         assert torch.ones(2, device="sim:0").to("sim").device == torch.device("sim:1")
     finally:
-        torch.accelerator.set_device_index(0)
+        torch.accelerator.set_device_index(before)
 
 
 def test_a_packed_sequence_of_device_data_with_cpu_lengths_pads_back():
