@@ -371,7 +371,7 @@ class CountingMode(TorchDispatchMode):
         self.m = m
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        work = _at_work  # _torch_at_work, inlined: this runs for every operation
+        work = _at_work  # _deeper(_at_work), inlined: this runs for every operation
         work.depth = getattr(work, "depth", 0) + 1
         try:
             return self._run(func, args, kwargs or {})
@@ -437,17 +437,19 @@ def _brings_float64(out, args, device: torch.device) -> bool:
         t.dtype is torch.float64 and _is_device(t, device) for t in _tensors(args))
 
 
-_at_work = threading.local()  # operations and grader wrappers running on this thread
+#: Operations and grader wrappers running on this thread: inside, the waits that the GPU trace reports are torch's
+#: or the grader's own, counted by what called them.
+_at_work = threading.local()
 
 
 @contextlib.contextmanager
-def _torch_at_work():
-    """Inside, the waits that the GPU trace reports are torch's or the grader's own, counted by what called them."""
-    _at_work.depth = getattr(_at_work, "depth", 0) + 1
+def _deeper(counter: threading.local):
+    """Inside, this thread's `counter.depth` is one more: whether a call runs inside another of its kind."""
+    counter.depth = getattr(counter, "depth", 0) + 1
     try:
         yield
     finally:
-        _at_work.depth -= 1
+        counter.depth -= 1
 
 
 #: Measurements in progress in this process, each with the thread it measures: a GPU trace's callbacks are
@@ -522,7 +524,7 @@ def _counting_prints(m: Measurement):
                 pass
         _at_work.printing = True
         try:
-            with _torch_at_work():
+            with _deeper(_at_work):
                 return original(self, *args, **kwargs)
         finally:
             if outermost:
@@ -587,7 +589,7 @@ def _counting_syncs(m: Measurement, mod):
                 pass
             inside[0] = True
             try:
-                with _torch_at_work():
+                with _deeper(_at_work):
                     return original(*args, **kwargs)
             finally:
                 inside[0] = False
@@ -609,7 +611,7 @@ def _counting_host_data(m: Measurement, mod):
         @functools.wraps(original)
         def make(*args, **kwargs):
             float64_before = m.float64
-            with _torch_at_work():  # CUDA's copy of the values waits for it, as any copy in does
+            with _deeper(_at_work):  # CUDA's copy of the values waits for it, as any copy in does
                 out = original(*args, **kwargs)
             data = args[first] if len(args) > first else kwargs.get("data")
             try:
@@ -678,7 +680,7 @@ def _counting_saves(m: Measurement):
                             m.d2h.append(Copy(str(t.device), "cpu", _nbytes(t), dtype=t.dtype, line=learner_line()))
             except Exception:  # counting must never change what the learner's code does
                 pass
-            with _counted_already():  # its storages' own copies (CUDA's storage.cpu()) are this one
+            with _deeper(_below):  # its storages' own copies (CUDA's storage.cpu()) are this one
                 return original(obj, *args, **kwargs)
         return save
 
@@ -689,15 +691,6 @@ def _counting_saves(m: Measurement):
 
 
 _below = threading.local()  # depth of counted calls (a save, a storage's copy) on this thread
-
-
-@contextlib.contextmanager
-def _counted_already():
-    _below.depth = getattr(_below, "depth", 0) + 1
-    try:
-        yield
-    finally:
-        _below.depth -= 1
 
 
 def _counting_storage_reads(m: Measurement):
@@ -717,7 +710,7 @@ def _counting_storage_reads(m: Measurement):
         def read(self, *args, **kwargs):
             if getattr(_below, "depth", 0):
                 return original(self, *args, **kwargs)
-            with _counted_already():
+            with _deeper(_below):
                 out = original(self, *args, **kwargs)
             try:
                 source = args[0] if name == "copy_" and args else self
