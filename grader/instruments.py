@@ -291,6 +291,11 @@ def _is_device(t, device: torch.device) -> bool:
     return isinstance(t, torch.Tensor) and t.device.type == device.type and t.device.type != "cpu"
 
 
+def _on_measured(device: torch.device, measured: torch.device) -> bool:
+    """Whether memory on `device` is the measured accelerator's: its kind, and its index where one is measured."""
+    return device.type == measured.type != "cpu" and (measured.index is None or device.index == measured.index)
+
+
 def _tensors(tree):
     if isinstance(tree, torch.Tensor):
         yield tree
@@ -615,8 +620,8 @@ def _counting_host_data(m: Measurement, mod):
                 out = original(*args, **kwargs)
             data = args[first] if len(args) > first else kwargs.get("data")
             try:
-                if isinstance(data, (list, tuple)) and isinstance(out, torch.Tensor) and _is_device(out, m.device) \
-                        and (m.device.index is None or out.device.index == m.device.index):
+                if isinstance(data, (list, tuple)) and isinstance(out, torch.Tensor) \
+                        and _on_measured(out.device, m.device):
                     m.h2d.append(Copy("cpu", str(out.device), _nbytes(out), dtype=out.dtype, line=learner_line()))
                 if m.float64 == float64_before and not getattr(_at_work, "printing", False) \
                         and _brings_float64(out, args, m.device):
@@ -673,7 +678,7 @@ def _counting_saves(m: Measurement):
             try:
                 seen = set()
                 for t in _saved_tensors(obj):
-                    if _is_device(t, m.device) and (m.device.index is None or t.device.index == m.device.index):
+                    if _on_measured(t.device, m.device):
                         key = (id(t.untyped_storage()) if t.device.type == "cuda" else id(t))
                         if key not in seen:
                             seen.add(key)
@@ -702,8 +707,7 @@ def _counting_storage_reads(m: Measurement):
 
     def on_measured(storage) -> bool:
         device = getattr(storage, "device", None)
-        return (isinstance(device, torch.device) and device.type == m.device.type
-                and (m.device.index is None or device.index == m.device.index))
+        return isinstance(device, torch.device) and _on_measured(device, m.device)
 
     def counted(original, name):
         @functools.wraps(original)
