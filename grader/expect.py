@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from collections.abc import Callable
 from contextlib import contextmanager, nullcontext
 from typing import NamedTuple
@@ -195,6 +196,16 @@ def other_device_current(device: torch.device | None):
     if other >= torch.accelerator.device_count():
         return nullcontext()
     return torch.accelerator.device_index(other)
+
+
+def device_in_real_time(device: torch.device):
+    """For a check that judges the host's own clocks: a GPU's kernels take real time; inside, so do the simulated
+    device's (grader.simulated.clock.RealTime: each kernel 4 ms, long beside a launch from Python even on a
+    loaded machine, so a clock read around unawaited launches sees launches there as on a GPU)."""
+    clock = sys.modules.get("grader.simulated.clock")
+    if clock is None or device.type != sys.modules["grader.simulated.config"].DEVICE_TYPE:
+        return nullcontext()
+    return clock.realized(4000.0)
 
 
 def keep_busy(device: torch.device) -> None:

@@ -235,6 +235,10 @@ def test_a_clock_the_grader_did_not_watch(tmp_path, signature, clock):
     assert not g.passed, [r.message for r in g.results]
 
 
+# Launches timed by a clock no grader can wrap (/proc, os.times(), torch's profiler): the submissions
+# tests/submissions/time_matmul/wrong_unwatched_clock_*.py, graded by tests/test_course.py and on GPUs.
+
+
 def test_after_the_attacks_the_next_grading_is_unaffected(tmp_path):
     # One daemon served every attack above: the reference fix still passes on every leg.
     ex = course.get("masked_mean")

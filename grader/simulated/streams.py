@@ -18,7 +18,7 @@ import itertools
 import torch
 
 from . import config
-from .clock import clock, sync, wait_until
+from .clock import clock, realtime, sync, wait_until
 from .config import DEVICE_TYPE
 
 _CStream = torch._C.Stream
@@ -128,6 +128,7 @@ class SimEvent(_CEvent):
         e = _CEvent.__new__(cls, device=DEVICE_TYPE, enable_timing=bool(enable_timing))
         e.enable_timing = bool(enable_timing)
         e._time = None
+        e._real = None  # under clock.realized: when the device reaches the event in real time
         e._idx = None if device is None else config.index(device)
         return e
 
@@ -147,6 +148,7 @@ class SimEvent(_CEvent):
         self._idx = idx
         c = clock
         self._time = max(c.host, c.device[idx])
+        self._real = realtime.end(idx) if realtime.kernel_us is not None else None
 
     def query(self):
         return self._time is None or clock.host >= self._time
@@ -156,7 +158,7 @@ class SimEvent(_CEvent):
             return  # never recorded: CUDA neither waits nor reports it
         for cb in gpu_trace.event_synchronization:
             cb(id(self))
-        wait_until(self._time, "event", f"{DEVICE_TYPE}:{self._idx}")
+        wait_until(self._time, "event", f"{DEVICE_TYPE}:{self._idx}", self._real)
 
     def wait(self, stream=None):
         (stream if stream is not None else current_stream()).wait_event(self)

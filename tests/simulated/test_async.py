@@ -245,3 +245,33 @@ def test_sync_debug_mode_like_cuda():
     finally:
         torch.sim.set_sync_debug_mode("default")
     assert torch.sim.get_sync_debug_mode() == 0
+
+
+def test_realized_kernels_take_their_time_on_the_virtual_and_the_real_clock():
+    # time_matmul's legs: a clock that no grader wraps must see a wait take the device's time, as on a GPU
+    from grader.simulated.clock import _now, realized, realtime
+
+    x = torch.ones(8, device="sim")
+    _idle()
+    with realized(3000.0):
+        before = _now()
+        t0 = gs.host_time()
+        _work(x, 3)
+        assert gs.host_time() - t0 == pytest.approx(3 * LAUNCH)  # launching stays quick
+        assert gs.device_time() - t0 == pytest.approx(LAUNCH + 3 * 3.0)
+        assert realtime.end(0) >= before + 3 * 3e-3
+        torch.sim.synchronize()
+        assert _now() >= realtime.end(0)  # the wait lasted until the device was done, in real time
+        start, end = torch.sim.Event(enable_timing=True), torch.sim.Event(enable_timing=True)
+        start.record()
+        launched = _now()
+        _work(x, 2)
+        end.record()
+        assert end._real >= launched + 2 * 3e-3  # the event is reached when both kernels are done
+        end.synchronize()
+        assert _now() >= end._real
+        assert start.elapsed_time(end) == pytest.approx(LAUNCH + 2 * 3.0)
+    assert realtime.kernel_us is None and realtime.end() == 0.0
+    t0 = gs.host_time()
+    _work(x, 1)
+    assert gs.device_time() - t0 == pytest.approx(LAUNCH + KERNEL)  # the usual model again

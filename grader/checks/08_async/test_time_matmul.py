@@ -37,7 +37,7 @@ import timeit
 
 import torch
 
-from grader.expect import fail, keep_busy, measure, other_device_current, running
+from grader.expect import device_in_real_time, fail, keep_busy, measure, other_device_current, running
 
 FIX = ("on an accelerator `a @ b` only queues the product, so the clock measured launches. Synchronize the device before starting the clock and before stopping it (or time with device "
        "events).")
@@ -151,17 +151,29 @@ def run(submission, device):
     reads = []
     with measure(device) as m, other_device_current(device):
         keep_busy(device)  # on the leg's device, while another is current: a wait must name the device
-        with running(f"time_matmul(a, b, {repeats}) with a, b on {device}", submission):
+        with running(f"time_matmul(a, b, {repeats}) with a, b on {device}", submission), device_in_real_time(device):
             with Span(device) as span, watched_clocks(device, m, reads):
                 result = submission.time_matmul(a, b, repeats)
                 done = idle(device)  # before the span records its end event: on CUDA that is queued work too
     if isinstance(result, torch.Tensor) or not isinstance(result, (int, float)) or not math.isfinite(result):
         fail(f"time_matmul should return a number of seconds (a Python float), got {result!r}.")
-    return result, reads, done, m, span, repeats
+    return result, reads, done, m, span, repeats, product_seconds(a, b, device)
+
+
+def product_seconds(a, b, device) -> float | None:
+    """How long one product takes on the device, by the grader's own events around two of them, run as the call's
+    were (on the simulator, in real time too). A timing that waited for the products never reports much less,
+    whatever clock it read; one that read any clock, watched or not, around their launches does."""
+    if device.type == "cpu":
+        return None
+    with device_in_real_time(device), Span(device) as span:
+        for _ in range(2):
+            a @ b
+    return span.seconds() / 2
 
 
 def test_clock_is_read_with_the_device_idle(submission, device):
-    result, reads, done, m, _, _ = run(submission, device)
+    result, reads, done, *_ = run(submission, device)
     busy = [i for i, (was_idle, *_) in enumerate(reads) if not was_idle]
     if busy:
         which = "first" if busy[0] == 0 else "last" if busy[0] == len(reads) - 1 else f"read {busy[0] + 1} of the"
@@ -173,7 +185,7 @@ def test_clock_is_read_with_the_device_idle(submission, device):
 
 
 def test_the_products_are_what_is_timed(submission, device):
-    result, reads, done, m, span, repeats = run(submission, device)
+    result, reads, done, m, span, repeats, one = run(submission, device)
     if reads:
         between = reads[-1][1] - reads[0][1]
         if between < 1:
@@ -181,6 +193,10 @@ def test_the_products_are_what_is_timed(submission, device):
                  "the products must be inside the timed region.")
     if not result > 0:  # NaN is no duration either
         fail(f"time_matmul returned {result!r}: a duration is positive, in seconds.")
+    if one and result < one / 2:
+        fail(f"time_matmul returned {result:.3g} s per product, while one product takes {one:.3g} s on {device} "
+             "(measured by the grader with device events), so what was timed is not the products: " + FIX
+             + cuda_only_note(submission, device))
     # The products cannot take longer than the timed part of the call: twice as long is a total instead of a
     # mean, a thousand times a result in ms. Not on the CPU leg, which has no events and where CPU time counts
     # every core's matmul threads; the accelerator legs, run on every machine, judge it.

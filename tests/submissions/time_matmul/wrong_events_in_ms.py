@@ -1,4 +1,4 @@
-# expect: seconds
+# expect: elapsed_time() of device events is in milliseconds
 """Times with device events but forgets that elapsed_time is in milliseconds: returns ms, not seconds."""
 import time
 
@@ -14,9 +14,10 @@ def time_matmul(a, b, repeats=10):
         return (time.perf_counter() - start) / repeats
     mod = torch.get_device_module(a.device)
     start, end = mod.Event(enable_timing=True), mod.Event(enable_timing=True)
-    start.record()
+    stream = mod.current_stream(a.device)
+    start.record(stream)
     for _ in range(repeats):
         a @ b
-    end.record()
+    end.record(stream)
     end.synchronize()
     return start.elapsed_time(end) / repeats

@@ -14,8 +14,9 @@ def time_matmul(a, b, repeats=10):
         return (time.perf_counter() - start) / repeats
     mod = torch.get_device_module(a.device)
     start, end = mod.Event(enable_timing=True), mod.Event(enable_timing=True)
-    start.record()
+    stream = mod.current_stream(a.device)
+    start.record(stream)
     for _ in range(repeats):
         a @ b
-    end.record()
+    end.record(stream)
     return start.elapsed_time(end) / 1000 / repeats

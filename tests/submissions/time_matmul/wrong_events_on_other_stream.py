@@ -1,4 +1,4 @@
-# expect: raised
+# expect: still had queued work
 """Device events, but elapsed_time is read without waiting for the end event (end.synchronize() omitted)."""
 import torch
 

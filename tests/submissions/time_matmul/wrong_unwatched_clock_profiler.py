@@ -1,0 +1,13 @@
+# expect: one product takes
+"""Launches timed by torch's profiler (the CPU time of aten::matmul), then a wait."""
+import torch
+
+
+def time_matmul(a, b, repeats=10):
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        for _ in range(repeats):
+            a @ b
+    if a.device.type != "cpu":
+        torch.accelerator.synchronize(a.device)
+    us = sum(e.cpu_time_total for e in prof.key_averages() if e.key == "aten::matmul")
+    return max(us, 1.0) / 1e6 / repeats
