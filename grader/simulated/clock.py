@@ -193,6 +193,19 @@ def apply_pending():
     c.pending = keep
 
 
+def reached(t, real=None) -> bool:
+    """A query of a stream or an event: whether the device has reached virtual time ``t`` (under ``realized``, real
+    time ``real`` too). Asking costs the host ``QUERY_US``, as cudaStreamQuery and cudaEventQuery cost the host a
+    call into the driver, so a loop of queries ends as it does on a GPU. A yes is no sync point, but the copies in
+    flight that the device has finished by then have landed."""
+    c = clock
+    if c.host >= t and (real is None or _now() >= real):
+        apply_pending()
+        return True
+    c.host += config.QUERY_US
+    return False
+
+
 # ----------------------------------------------------------------- sync points
 def sync(reason, idx=None):
     """Host waits for device ``idx`` (all devices when None).  Recorded once per outermost user-visible

@@ -18,7 +18,7 @@ import itertools
 import torch
 
 from . import config
-from .clock import clock, realtime, sync, wait_until
+from .clock import clock, reached, realtime, sync, wait_until
 from .config import DEVICE_TYPE
 
 _CStream = torch._C.Stream
@@ -77,7 +77,7 @@ class SimStream(_CStream):
         return self._sid
 
     def query(self):
-        return clock.host >= clock.device[self._idx]
+        return reached(clock.device[self._idx], realtime.end(self._idx))
 
     def synchronize(self):
         for cb in gpu_trace.stream_synchronization:
@@ -151,7 +151,7 @@ class SimEvent(_CEvent):
         self._real = realtime.end(idx) if realtime.kernel_us is not None else None
 
     def query(self):
-        return self._time is None or clock.host >= self._time
+        return self._time is None or reached(self._time, self._real)
 
     def synchronize(self):
         if self._time is None:

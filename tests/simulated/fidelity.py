@@ -456,6 +456,31 @@ def _c_acc_index_ctx(dev):
     return [inside, torch.accelerator.current_device_index()]
 
 
+@case("a loop of query() on the current stream ends")
+def _c_query_loop(dev):
+    x = torch.ones(1 << 20, device=dev)
+    for _ in range(20):
+        x = x * 1.0001
+    stream = torch.get_device_module(dev).current_stream()
+    while not stream.query():
+        pass
+    return stream.query()
+
+
+@case("a non_blocking copy to pinned memory has landed once an event recorded after it answers query()")
+def _c_query_event_copy(dev):
+    x = torch.arange(4.0, device=dev) * 2
+    for _ in range(20):
+        x = x * 1.0
+    host = torch.empty(4, pin_memory=True)
+    host.copy_(x, non_blocking=True)
+    event = torch.get_device_module(dev).Event()
+    event.record()
+    while not event.query():
+        pass
+    return host
+
+
 # ---------------------------------------------------------------- optimizer state left behind (issue 7/11)
 def _state_left_on_cpu(dev, opt_cls, **kw):
     torch.manual_seed(0)
@@ -1943,6 +1968,37 @@ def _c_conv1d_cpu_input(dev):
 @case("ConvTranspose2d on device, input on cpu")
 def _c_conv_transpose_cpu_input(dev):
     return torch.nn.ConvTranspose2d(1, 2, 3).to(dev)(torch.ones(1, 1, 5, 5))
+
+
+# A CPU input picks a CPU kernel, which then meets the device weight: which one (mkldnn, slow2d, SlowDilated2d,
+# slow3d, the transposed ones) depends on dilation, dtype and dimensions, and each words its refusal its own way.
+_CPU_INPUT_CONVS = {
+    "conv2d, dilated, float64": (torch.nn.functional.conv2d, (1, 2, 9, 9), (3, 2, 3, 3), torch.float64, 2, True),
+    "conv2d, dilated, float32 without mkldnn": (torch.nn.functional.conv2d, (1, 2, 9, 9), (3, 2, 3, 3),
+                                                torch.float32, 2, False),
+    "conv2d, float64": (torch.nn.functional.conv2d, (1, 2, 9, 9), (3, 2, 3, 3), torch.float64, 1, True),
+    "conv1d, dilated, float64": (torch.nn.functional.conv1d, (1, 2, 9), (3, 2, 3), torch.float64, 2, True),
+    "conv3d, float32": (torch.nn.functional.conv3d, (1, 2, 5, 5, 5), (3, 2, 3, 3, 3), torch.float32, 1, True),
+    "conv3d, dilated, float64": (torch.nn.functional.conv3d, (1, 2, 7, 7, 7), (3, 2, 3, 3, 3), torch.float64, 2,
+                                 True),
+    "conv_transpose2d, dilated, float64": (torch.nn.functional.conv_transpose2d, (1, 2, 5, 5), (2, 3, 3, 3),
+                                           torch.float64, 2, True),
+    "conv_transpose3d, float64": (torch.nn.functional.conv_transpose3d, (1, 2, 4, 4, 4), (2, 3, 3, 3, 3),
+                                  torch.float64, 1, True),
+}
+
+
+def _cpu_input_conv(what):
+    fn, xs, ws, dtype, dilation, mkldnn = _CPU_INPUT_CONVS[what]
+
+    def run(dev):
+        with torch.backends.mkldnn.flags(enabled=mkldnn):
+            return fn(torch.randn(xs, dtype=dtype), torch.randn(ws, dtype=dtype, device=dev), dilation=dilation)
+    return run
+
+
+for _what in _CPU_INPUT_CONVS:
+    case(f"{_what}: a cpu input, the weight on the device")(_cpu_input_conv(_what))
 
 
 @case("BatchNorm2d on the cpu, input on the device")
