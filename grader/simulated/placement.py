@@ -9,8 +9,9 @@ Where CUDA checks devices decides the message, so each rule says which CUDA code
   the table is generated from PyTorch's code generator): ``... but got <arg> is on X, different from other
   tensors on Y (when checking argument in method wrapper_CUDA_<op>)``. These refuse 0-dim CPU tensors too.
 * Convolutions: cuDNN compares tensor *types* (``Input type (torch.cuda.FloatTensor) and weight type
-  (torch.FloatTensor) should be the same``); a CPU input with a device weight goes to the slow conv2d
-  kernel, which uses the generated-code message.
+  (torch.FloatTensor) should be the same``); a CPU input with a device weight goes to the CPU kernel torch
+  selects for the input, which refuses it in its own words: generated-code messages for the slow kernels, the
+  type comparison for mkldnn's, "Could not run" for slow_conv3d, which CUDA lacks.
 * Indexing: CPU indices may index a device tensor; device indices into a CPU tensor fail; the values written
   through indices (``x[i] = v``) must be on the device unless 0-dim.
 * Composite ops that CUDA runs through another kernel say what that kernel says (``mv`` is ``addmv_``).
@@ -181,23 +182,31 @@ def embedding_check(args) -> None:
         )
 
 
-def _cpu_conv_backend(x, w, args) -> str | None:
-    """The kernel PyTorch picks for a convolution of a CPU input (it chooses by the input's device, so a device
-    weight then meets a CPU kernel): "mkldnn", "slow2d" or "slow_transpose2d" (ConvUtils.h's use_mkldnn); None
-    beyond 2-D. A 1-D convolution is run as a 2-D one of height 1."""
-    if x.dim() not in (3, 4) or w.dim() != x.dim():
-        return None
-    xs, ws = list(x.shape), list(w.shape)
-    if x.dim() == 3:
-        xs.insert(2, 1)
-        ws.insert(2, 1)
-    stride, dilation, transposed, groups = args[3], args[5], args[6], args[8]
-    if (x.dtype is torch.float32 and torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled
-            and (any(v != 1 for v in stride) or any(v != 1 for v in dilation) or xs[0] >= 16 or ws[-1] != 1
-                 or ws[-2] != 1 or torch.get_num_threads() > 1)
-            and (groups > 1 or (ws[-1] > 3 and ws[-2] > 3) or xs[0] > 1 or xs[0] * xs[1] * xs[2] * xs[3] > 20480)):
-        return "mkldnn"
-    return "slow_transpose2d" if transposed else "slow2d"
+#: How the CPU kernel of a convolution refuses a device weight on CUDA (the kernel is picked by the input: a CPU
+#: input with a device weight meets a CPU kernel, dispatched under CUDA's key): the name its generated device check
+#: ends with, or None for a kernel CUDA lacks altogether (fidelity cases "...: a cpu input, the weight on the
+#: device", recorded on H200s). Mkldnn and the others fall through to the type comparison (conv_check).
+_CPU_KERNEL_CHECKS = {
+    "Slow2d": "__slow_conv2d_forward",
+    "SlowDilated2d": "_slow_conv_dilated2d",
+    "SlowDilated3d": "_slow_conv_dilated3d",
+    "SlowTranspose2d": "slow_conv_transpose2d",
+    "SlowTranspose3d": "_slow_conv_transpose3d",
+    "Slow3d": None,
+}
+
+
+def _cpu_conv_backend(x, w, args) -> str:
+    """The kernel PyTorch picks for a convolution of a CPU input, asked of torch itself
+    (at::native::select_conv_backend: by dtype, dilation, dimensions, threads, mkldnn's flags): "Slow2d",
+    "SlowDilated2d", "Mkldnn", ..."""
+    stride, padding, dilation, transposed, output_padding, groups = args[3:9]
+    try:
+        chosen = torch._C._select_conv_backend(x, w.to("meta"), None, stride, padding, dilation, transposed,
+                                               output_padding, groups, None)
+    except RuntimeError:  # shapes no kernel takes: the convolution's own checks refuse them first
+        return "Empty"
+    return "MkldnnTranspose" if int(chosen) == 9 else chosen.name  # the binding leaves 9 unnamed ('???')
 
 
 def conv_check(args, forward: bool = True) -> None:
@@ -212,12 +221,14 @@ def conv_check(args, forward: bool = True) -> None:
         if isinstance(b, torch.Tensor) and b.device.type == DEVICE_TYPE and b.device != x.device:
             raise same_device_error(x.device, b.device)
     backend = _cpu_conv_backend(x, w, args) if x.device != w.device and x.device.type == "cpu" else None
-    if backend in ("slow2d", "slow_transpose2d"):
-        # the slow CPU kernels check devices in generated code, under CUDA's dispatch key
-        suffix = "__slow_conv2d_forward" if backend == "slow2d" else "slow_conv_transpose2d"
+    if backend == "Slow3d":
+        raise NotImplementedError(f"Could not run 'aten::slow_conv3d_forward' with arguments from the "
+                                  f"'{DEVICE_TYPE}' backend.")
+    if backend in _CPU_KERNEL_CHECKS:
         raise RuntimeError(
             f"Expected all tensors to be on the same device, but got weight is on {w.device}, different from "
-            f"other tensors on cpu (when checking argument in method wrapper_{DEVICE_TYPE.upper()}_{suffix})"
+            f"other tensors on cpu (when checking argument in method "
+            f"wrapper_{DEVICE_TYPE.upper()}_{_CPU_KERNEL_CHECKS[backend]})"
         )
     if x.device.type != w.device.type:  # the tensor types differ (torch.FloatTensor, torch.cuda.FloatTensor)
         tail = " or input should be a MKLDNN tensor and weight is a dense tensor" if x.device.type == "cpu" else ""

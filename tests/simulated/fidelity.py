@@ -1985,6 +1985,8 @@ _CPU_INPUT_CONVS = {
                                            torch.float64, 2, True),
     "conv_transpose3d, float64": (torch.nn.functional.conv_transpose3d, (1, 2, 4, 4, 4), (2, 3, 3, 3, 3),
                                   torch.float64, 1, True),
+    "conv_transpose2d, float32, a batch of 16": (torch.nn.functional.conv_transpose2d, (16, 2, 5, 5), (2, 3, 3, 3),
+                                                 torch.float32, 1, True),
 }
 
 
