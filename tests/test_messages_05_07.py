@@ -52,3 +52,17 @@ def test_no_message_on_the_cpu_leg_says_python_waits_for_the_cpu():
     # result that costs no wait there; the accelerator legs still fail it, and say why
     assert not messages("metric_round_trip", "wrong_nonzero_count", device="cpu")
     assert any("each sizing its result by the data" in m for m in messages("metric_round_trip", "wrong_nonzero_count"))
+
+
+def test_evaluate_dataset_counts_the_batches_it_names():
+    # "N reads ... over K batches": one read a batch, so the two numbers are the same, a whole number of batches
+    import re
+
+    grade = runner.grade(course.get("evaluate_dataset"),
+                         ROOT / "tests" / "submissions" / "evaluate_dataset" / "wrong_count_read_each_batch.py",
+                         device="sim")
+    said = [m for m in (r.message for r in grade.failures) if "batches" in m]
+    assert said, [r.message for r in grade.failures]
+    for message in said:
+        reads, batches = re.search(r"(\d+) reads of a .* over (-?[\d.]+) batches", message).groups()
+        assert reads == batches, message
