@@ -38,9 +38,10 @@ CUDA_ONLY = ("\nYour file waits with torch.cuda only: torch.cuda.is_available() 
 DTYPES = {torch.float32: 1e-5, torch.float64: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
 
 
-def batch(device, dtype=torch.float32):
-    """Fresh logits and labels; one class (at least) is absent from the batch, as the docstring names."""
-    classes, size = random.randint(4, 8), random.randint(64, 160)
+def batch(device, dtype=torch.float32, classes=None):
+    """Fresh logits and labels (of `classes` classes, else a random count); one class (at least) is absent from the
+    batch, as the docstring names."""
+    classes, size = classes or random.randint(4, 8), random.randint(64, 160)
     absent = random.randrange(classes)
     present = [c for c in range(classes) if c != absent]
     labels = torch.tensor(present)[torch.randint(len(present), (size,))]
@@ -91,8 +92,9 @@ def check_values(out, expected, classes, labels, submission=None, device=None, t
 
 
 def test_values_are_read_after_the_copy(submission, device):
-    for _ in range(2):  # a second call may reuse the first call's pinned buffer: stale values must not pass
-        logits, labels, classes, expected = batch(device)
+    classes = random.randint(4, 8)
+    for _ in range(2):  # a second call of the same size may reuse the first call's pinned buffer: stale values must
+        logits, labels, classes, expected = batch(device, classes=classes)  # not pass
         check_values(call(submission, device, logits, labels, classes), expected, classes, labels, submission,
                      device)
 
