@@ -275,3 +275,14 @@ def test_realized_kernels_take_their_time_on_the_virtual_and_the_real_clock():
     t0 = gs.host_time()
     _work(x, 1)
     assert gs.device_time() - t0 == pytest.approx(LAUNCH + KERNEL)  # the usual model again
+
+
+def test_realized_work_ends_per_device():
+    # A wait for one device sleeps until that device is done, not until every device is
+    from grader.simulated.clock import realized, realtime
+
+    x = torch.ones(8, device="sim:1")
+    _idle()
+    with realized(3000.0):
+        _work(x, 2)
+        assert realtime.end(0) == 0.0 < realtime.end(1) == realtime.end()
