@@ -262,6 +262,7 @@ def test_realized_kernels_take_their_time_on_the_virtual_and_the_real_clock():
         assert realtime.end(0) >= before + 3 * 3e-3
         torch.sim.synchronize()
         assert _now() >= realtime.end(0)  # the wait lasted until the device was done, in real time
+        torch.sim.synchronize()  # done already: no wait (and no negative sleep)
         start, end = torch.sim.Event(enable_timing=True), torch.sim.Event(enable_timing=True)
         start.record()
         launched = _now()
