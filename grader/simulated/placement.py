@@ -204,7 +204,7 @@ def _cpu_conv_backend(x, w, args) -> str:
     try:
         chosen = torch._C._select_conv_backend(x, w.to("meta"), None, stride, padding, dilation, transposed,
                                                output_padding, groups, None)
-    except RuntimeError:  # shapes no kernel takes: the convolution's own checks refuse them first
+    except (RuntimeError, TypeError):  # shapes or arguments no kernel takes: the convolution's checks refuse them
         return "Empty"
     return "MkldnnTranspose" if int(chosen) == 9 else chosen.name  # the binding leaves 9 unnamed ('???')
 
@@ -220,7 +220,8 @@ def conv_check(args, forward: bool = True) -> None:
         _same_device_as_first([("input", x), ("weight", w)], suffix)
         if isinstance(b, torch.Tensor) and b.device.type == DEVICE_TYPE and b.device != x.device:
             raise same_device_error(x.device, b.device)
-    backend = _cpu_conv_backend(x, w, args) if x.device != w.device and x.device.type == "cpu" else None
+    cpu_input = forward and x.device != w.device and x.device.type == "cpu"  # backward's arguments are others
+    backend = _cpu_conv_backend(x, w, args) if cpu_input else None
     if backend == "Slow3d":
         raise NotImplementedError(f"Could not run 'aten::slow_conv3d_forward' with arguments from the "
                                   f"'{DEVICE_TYPE}' backend.")
