@@ -10,6 +10,7 @@ import torch
 
 from grader.simulated.placement import _CPU_KERNEL_CHECKS, _cpu_conv_backend
 
+
 def _configurations():
     for dim, dtype, batch, size, kernel, stride, dilation, groups, transposed in itertools.product(
             (1, 2, 3), (torch.float32, torch.float64), (1, 2, 16), (6, 150), ((1, 1), (3, 3), (5, 5), (1, 5), (5, 1)),
