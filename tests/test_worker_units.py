@@ -1140,3 +1140,24 @@ def test_a_sigterm_during_a_forks_own_hooks_still_ends_the_zygote():
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.stdout.strip() == "ended 7", (out.stdout, out.stderr)
+
+
+def test_collect_gives_a_started_worker_its_checks_limit_not_the_start_allowance(monkeypatch):
+    # Once the worker has said which checks it collected, silence longer than the check's limit and the grace
+    # stops it: not the (longer) allowance for importing the grader and collecting the checks
+    monkeypatch.setattr(workers, "START_LIMIT", 5.0)
+    monkeypatch.setattr(workers, "GRACE_SECONDS", 0.2)
+    rfd, wfd = os.pipe()
+    ofd, owfd = os.pipe()
+    worker = subprocess.Popen([sys.executable, "-c", f"import os, time; os.write({wfd}, b'{{\"collected\": []}}\\n'); "
+                               "time.sleep(60)"], stdout=owfd, pass_fds=(wfd, owfd), start_new_session=True)
+    os.close(wfd)
+    os.close(owfd)
+    zygote = type("Z", (), {"client": None})()
+    try:
+        lines, _, status, stopped = workers.Zygote._collect(zygote, worker.pid, rfd, ofd, timeout=0.3)
+    finally:
+        os.close(rfd)
+        os.close(ofd)
+    assert lines == ['{"collected": []}'] and os.waitstatus_to_exitcode(status) == -signal.SIGKILL
+    assert stopped.startswith("the grader stopped your code after 0.5 s without an answer"), stopped
