@@ -1161,3 +1161,18 @@ def test_collect_gives_a_started_worker_its_checks_limit_not_the_start_allowance
         os.close(ofd)
     assert lines == ['{"collected": []}'] and os.waitstatus_to_exitcode(status) == -signal.SIGKILL
     assert stopped.startswith("the grader stopped your code after 0.5 s without an answer"), stopped
+
+
+def test_a_group_that_may_not_be_signalled_is_still_listed(monkeypatch):
+    # killpg(pgid, 0) refused (EPERM: a group of another user's processes) says the group exists: its members are
+    # read from /proc, not taken for none
+    member = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        def refused(pgid, sig):
+            raise PermissionError(1, "Operation not permitted")
+
+        monkeypatch.setattr(os, "killpg", refused)
+        assert workers._live_in_group(member.pid) == {member.pid}
+    finally:
+        member.kill()
+        member.wait()
