@@ -148,7 +148,7 @@ class SimEvent(_CEvent):
         self._idx = idx
         c = clock
         self._time = max(c.host, c.device[idx])
-        self._real = realtime.end(idx) if realtime.kernel_us is not None else None
+        self._real = realtime.end(idx)  # 0.0, long past, outside clock.realized
 
     def query(self):
         return self._time is None or reached(self._time, self._real)
