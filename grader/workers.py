@@ -148,6 +148,12 @@ def _confine_soon(private_dir, family: str, gpus_started: bool) -> None:
         _confine(private_dir)
 
 
+def _confine_if_deferred() -> None:
+    """Confine a worker that _confine_soon left unconfined until CUDA had started; nothing for one confined."""
+    if _isolation is None and _private_dir is not None:
+        _confine(_private_dir)
+
+
 def _start_worker(out_fd: int | None) -> None:
     """What a worker does before it knows its job."""
     try:
@@ -186,8 +192,7 @@ def _run(job: dict, wfd: int, token: str, exit_code: int) -> None:
         if "submissions" not in job:  # a batch worker runs no learner code: each answer process counts its own
             integrity.guard_processes()
         _limit_host_memory(job["spec"])
-        if _isolation is None and _private_dir is not None:
-            _confine(_private_dir)  # CUDA has started (_confine_soon)
+        _confine_if_deferred()  # CUDA has started
         _one_cpu_thread()
         if "submissions" in job:  # many answers of one exercise, one collection (grader.batch)
             from grader import batch
@@ -596,10 +601,11 @@ def judge(lines, token, exit_code, status, stopped, leftovers, tail, job) -> dic
                         "(does it call exit()?)")
     # Every listed check reports once, or it is a failure: whatever ended the run early (an exception that
     # stops pytest, a crash, a check that found planted code) passes nothing it did not run. Where the process
-    # itself failed, its one message names them; else each is a failed check of its own.
+    # itself failed, the message that says what ended it (the last so far) names them; else each is a failed
+    # check of its own.
     unreported = [key for key in sorted(collected or ()) if key not in seen]
     if unreported and problems:
-        problems[0] += f" ({len(unreported)} of {len(collected)} checks never reported a result)"
+        problems[-1] += f" ({len(unreported)} of {len(collected)} checks never reported a result)"
     elif unreported:
         why = ("the grading stopped at an earlier check, which says why" if stopped_why
                else "the grading run ended early (something your code did stopped pytest)")

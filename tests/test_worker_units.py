@@ -508,6 +508,13 @@ def test_judge_fails_each_check_that_never_reported():
     planted = judged([COLLECTED, outcome(result="failed"), rec(stopped="planted code")], code=0)
     assert [(r["check"], r["message"]) for r in planted["results"]][1:] == [
         ("test_b", "this check never reported a result: the grading stopped at an earlier check, which says why.")]
+    # Forged records and an early exit: the count of checks never reported goes with what ended the run
+    both = judged([COLLECTED, outcome(), json.dumps({"check": "test_b", "leg": "cpu", "outcome": "passed"})], code=0)
+    assert [r["message"] for r in both["results"][1:]] == [
+        "the grading channel received 1 record(s) the grader did not send: a submission that writes its own "
+        "results is not graded",
+        "your code ended the grading process after 1 of 2 checks (does it call exit()?) (1 of 2 checks never "
+        "reported a result)"]
 
 
 def test_judge_counts_the_processes_left_running():
@@ -557,6 +564,16 @@ def test_a_worker_confines_itself_at_once_unless_cuda_must_start_first(monkeypat
     monkeypatch.setattr(workers, "_has_nvidia_gpus", lambda: False)
     workers._confine_soon("p4", "real", gpus_started=False)
     assert confined == ["p2", "p3", "p4"]
+    # _run: a worker left unconfined for CUDA is confined there, once; one confined already is not again
+    confined.clear()
+    monkeypatch.setattr(workers, "_isolation", None)
+    workers._confine_if_deferred()
+    workers._private_dir = None  # (not deferred: confined at once)
+    workers._confine_if_deferred()
+    workers._private_dir = "p5"
+    monkeypatch.setattr(workers, "_isolation", object())
+    workers._confine_if_deferred()
+    assert confined == ["p1"]
 
 
 def test_the_pytest_arguments_of_a_job():
@@ -812,6 +829,11 @@ def test_the_daemon_names_a_crash_an_exit_and_processes_left_running(served, tmp
         "escaped": (source + "\nimport os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
                     "        time.sleep(120)\n    os._exit(0)\n",
                     "your code left 3 process(es) running after its checks"),
+        # a child that waits for a grandchild: the child is an orphan of the handler at the end, the grandchild
+        # is not (its parent lives), so only the worker's process group finds it
+        "tree": (source + "\nimport os, time\nif os.fork() == 0:\n    if os.fork() == 0:\n        time.sleep(120)\n"
+                 "        os._exit(0)\n    os.wait()\n    os._exit(0)\n",
+                 "your code left 6 process(es) running after its checks"),
     }
     for name, (code, said) in cases.items():
         file = tmp_path / name / "noise_batch.py"
@@ -1083,7 +1105,7 @@ def test_a_daemon_ended_by_sigterm_ends_its_simulated_zygote_and_removes_its_soc
             time.sleep(0.05)
         sim = ping["pid"]
         os.kill(pid, signal.SIGTERM)
-        os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0  # an ordinary end, as asked
         deadline = time.monotonic() + 60
         while workers._live([sim]) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -1176,3 +1198,41 @@ def test_a_group_that_may_not_be_signalled_is_still_listed(monkeypatch):
     finally:
         member.kill()
         member.wait()
+
+
+@linux
+def test_a_zygote_whose_family_cannot_be_prepared_says_why_and_ends_as_asked(tmp_path):
+    """A zygote prepares its family itself after the fork (the simulated one installs the simulator): where that
+    fails, every job is answered with why, and the zygote still ends on a stop (STOP_ALL, which ends the daemon)
+    or when idle (0). Run in a fresh process: a fork of this test process would inherit its threads."""
+    code = textwrap.dedent("""
+        import json, os, sys, pathlib
+        from grader import daemon, workers
+        def no_simulator(family):
+            raise RuntimeError("no simulator here")
+        workers._prepare_family = no_simulator
+        workers.IDLE_SECONDS = 0.5
+        where, seen = pathlib.Path(sys.argv[1]), {}
+        for ending in ("stop", "idle"):
+            server, _, _ = workers._listen(where, "sim")
+            pid = workers._fork_zygote("sim", where, server, "dg", None)
+            server.close()
+            seen[ending] = [daemon._talk(where, "sim", {"job": {}}, timeout=30)]
+            if ending == "stop":
+                seen[ending].append(daemon._talk(where, "sim", {"stop": True}, timeout=30))
+            seen[ending].append(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+        print(json.dumps(seen))
+    """)
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120,
+                         cwd=ROOT, env={**os.environ, "DEVCOURSE_WORKERS": "fork"})
+    why = {"error": "the grading processes could not start: RuntimeError: no simulator here"}
+    assert json.loads(out.stdout.splitlines()[-1]) == {
+        "stop": [why, {"stopped": True}, workers.STOP_ALL], "idle": [why, 0]}, out.stderr
+
+
+def test_a_zygote_grades_two_jobs_at_once_even_on_one_core():
+    # a check that hangs must not hold up a second one sent meanwhile (a ping, another leg), on a one-core machine
+    out = subprocess.run([sys.executable, "-c", "import os; os.cpu_count = lambda: 1\n"
+                          "from grader import workers; print(workers.MAX_JOBS)"],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.stdout.strip() == "2", out.stderr
