@@ -15,7 +15,7 @@ from typing import NamedTuple
 import pytest
 import torch
 
-from grader import audit, instruments, integrity, learner_values, limits
+from grader import audit, instruments, integrity, learner_values, legs, limits
 from grader.instruments import Measurement, measure  # noqa: F401 (graders import them from here)
 from grader.submission import Submission, SubmissionError, describe_exception, exception_text
 
@@ -202,10 +202,9 @@ def device_in_real_time(device: torch.device):
     """For a check that judges the host's own clocks: a GPU's kernels take real time; inside, so do the simulated
     device's (grader.simulated.clock.RealTime: each kernel 4 ms, long beside a launch from Python even on a
     loaded machine, so a clock read around unawaited launches sees launches there as on a GPU)."""
-    clock = sys.modules.get("grader.simulated.clock")
-    if clock is None or device.type != sys.modules["grader.simulated.config"].DEVICE_TYPE:
+    if legs.simulated_profile(device.type) is None:
         return nullcontext()
-    return clock.realized(4000.0)
+    return sys.modules["grader.simulated.clock"].realized(4000.0)
 
 
 def keep_busy(device: torch.device) -> None:

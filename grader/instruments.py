@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from grader import integrity
+from grader import integrity, legs
 
 aten = torch.ops.aten
 
@@ -342,12 +342,7 @@ def _converts_like_cuda(device_type: str) -> bool:
     non_blocking). MPS's do not: copy_to_mps_ converts on the CPU first, copy_from_mps_ casts straight into the
     host's destination (unified memory), so the destination dtype is what moves either way. The simulator
     follows the profile it was installed with."""
-    if device_type == "mps":
-        return False
-    config = sys.modules.get("grader.simulated.config")
-    if config is not None and device_type == config.DEVICE_TYPE:
-        return config.PROFILE != "mps"
-    return True
+    return "mps" not in (device_type, legs.simulated_profile(device_type))
 
 
 _COMPOSITE: dict = {}  # op -> whether it has a CompositeImplicitAutograd kernel

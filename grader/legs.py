@@ -12,6 +12,15 @@ from __future__ import annotations
 SIMULATED_LEGS = ["sim:0", "sim:1"]
 
 
+def simulated_profile(device_type: str) -> str | None:
+    """The device the simulator stands for ("cuda" or "mps") where `device_type` is the simulated device's, else
+    None (a real device, or no simulator in this process: it is looked up, never imported)."""
+    import sys
+
+    config = sys.modules.get("grader.simulated.config")
+    return config.PROFILE if config is not None and device_type == config.DEVICE_TYPE else None
+
+
 def accelerator_legs() -> list[str]:
     """Every real accelerator in this process: each CUDA index, then MPS."""
     import torch

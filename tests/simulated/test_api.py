@@ -21,6 +21,17 @@ def test_installed_and_idempotent():
     gs.install(count=2, profile="cuda")  # same args: no-op
 
 
+def test_the_graders_tell_the_simulated_device_by_its_type_and_profile(monkeypatch):
+    from grader import legs
+
+    assert legs.simulated_profile("sim") == "cuda"
+    assert legs.simulated_profile("cuda") is None and legs.simulated_profile("cpu") is None
+    monkeypatch.setattr(gs.config, "PROFILE", "mps")
+    assert legs.simulated_profile("sim") == "mps"
+    monkeypatch.delitem(sys.modules, "grader.simulated.config")  # a process without the simulator
+    assert legs.simulated_profile("sim") is None
+
+
 def test_reinstall_with_other_args_raises():
     with pytest.raises(RuntimeError, match="already installed"):
         gs.install(count=3)
