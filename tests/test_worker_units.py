@@ -889,7 +889,11 @@ def test_the_daemon_says_why_a_grader_cannot_be_loaded(served, tmp_path):
 @linux
 def test_an_idle_zygote_keeps_a_worker_forked_ahead_of_the_next_job(served):
     folder, _ = served
-    zygote = daemon._talk(folder, "sim", {"ping": True}, timeout=30)["pid"]
+    deadline = time.monotonic() + 120
+    while not (ping := daemon._talk(folder, "sim", {"ping": True}, timeout=30))["warm"]:  # not the stand-in
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    zygote = ping["pid"]
 
     def ready_worker():  # a handler (child of the zygote) with its worker (its own child) waiting for a job
         return any(workers._live(workers._children_of(h)) for h in workers._live(workers._children_of(zygote)))
@@ -898,6 +902,15 @@ def test_an_idle_zygote_keeps_a_worker_forked_ahead_of_the_next_job(served):
     while not ready_worker() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert ready_worker()
+    # A ready handler that died before its job came (killed, out of memory) is not handed the job: the zygote
+    # grades it in a handler of its own, and serves on
+    dead = [h for h in workers._live(workers._children_of(zygote)) if workers._live(workers._children_of(h))]
+    for handler in dead:
+        os.kill(handler, signal.SIGKILL)
+    while workers._live(dead):  # gone, its end of the channel closed (not still dying as the job is sent)
+        time.sleep(0.01)
+    answer = graded_by(folder, "sim", job(NOISE, "sim"))
+    assert set(outcomes(answer).values()) == {"passed"}, answer
 
 
 @linux
@@ -911,6 +924,33 @@ def test_the_daemon_grades_jobs_at_once_and_a_hung_up_check_does_not_stop_it(ser
         s.sendall((json.dumps({"job": job(slow)}) + "\n").encode())
     results = [graded_by(folder, fam, job(NOISE, spec)) for fam, spec in (("real", "cpu"), ("sim", "sim"))]
     assert all(set(outcomes(a).values()) == {"passed"} for a in results), results
+
+
+@linux
+def test_a_zygote_grades_at_most_max_jobs_at_once(served, tmp_path):
+    # MAX_JOBS checks that never end keep a zygote from taking anything more, a ping included, until one ends
+    folder, _ = served
+    slow = tmp_path / "slow" / "noise_batch.py"
+    slow.parent.mkdir()
+    slow.write_text("import time\ntime.sleep(100)\n" + NOISE.read_text())
+    clients = []
+    try:
+        for _ in range(workers.MAX_JOBS):
+            clients.append(socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))
+            clients[-1].connect(str(folder / "real.sock"))
+            clients[-1].sendall((json.dumps({"job": job(slow)}) + "\n").encode())
+        with pytest.raises(TimeoutError):  # never answered while they run: how long it waits does not matter
+            daemon._talk(folder, "real", {"ping": True}, timeout=2)
+    finally:
+        for client in clients:
+            client.close()  # nobody waits for their results: their checks are stopped
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        with contextlib.suppress(TimeoutError):
+            assert daemon._talk(folder, "real", {"ping": True}, timeout=5)["warm"]
+            break
+    else:
+        pytest.fail("the zygote took no new request after its checks were stopped")
 
 
 def test_the_command_line_of_the_grading_processes(monkeypatch, tmp_path):
