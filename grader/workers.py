@@ -425,11 +425,8 @@ class Zygote:
             spare, self.spare = self.spare, Spare(self.family)
             rfd, ofd, private = spare.rfd, os.dup(spare.out_fd), spare.private
             pid = spare.start(job, token, exit_code)
-        # A batch worker (grader.batch) reports after each record of its answer processes; between two answers,
-        # an answer process may take START_LIMIT to start.
-        timeout = limits.wall_limit(float(job["timeout"])) + (START_LIMIT if "submissions" in job else 0)
         try:
-            lines, output, status, stopped = self._collect(pid, rfd, ofd, timeout)
+            lines, output, status, stopped = self._collect(pid, rfd, ofd, self.silence_limit(job))
         finally:
             os.close(rfd)
             os.close(ofd)
@@ -440,6 +437,13 @@ class Zygote:
 
             return batch.judge_batch(lines, token, stopped, leftovers, output, job)
         return judge(lines, token, exit_code, status, stopped, leftovers, output, job)
+
+    @staticmethod
+    def silence_limit(job: dict) -> float:
+        """How long a started worker may stay silent: its check's limit on the clock. A batch worker (grader.batch)
+        reports after each record of its answer processes; between two answers, an answer process may take
+        START_LIMIT to start."""
+        return limits.wall_limit(float(job["timeout"])) + (START_LIMIT if "submissions" in job else 0)
 
     def _collect(self, pid: int, rfd: int, ofd: int, timeout: float, on_record=None):
         """Read the worker's records (and the end of its output) until it ends; stop it when a check overruns

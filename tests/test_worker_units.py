@@ -1225,6 +1225,11 @@ def test_collect_gives_a_started_worker_its_checks_limit_not_the_start_allowance
     assert stopped.startswith("the grader stopped your code after 0.5 s without an answer"), stopped
 
 
+def test_a_started_worker_may_be_silent_for_its_checks_limit_and_a_batch_also_for_an_answers_start():
+    assert workers.Zygote.silence_limit({"timeout": 30}) == limits.wall_limit(30.0)
+    assert workers.Zygote.silence_limit({"timeout": 30, "submissions": []}) == limits.wall_limit(30.0) + workers.START_LIMIT
+
+
 def test_a_group_that_may_not_be_signalled_is_still_listed(monkeypatch):
     # killpg(pgid, 0) refused (EPERM: a group of another user's processes) says the group exists: its members are
     # read from /proc, not taken for none
