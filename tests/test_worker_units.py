@@ -576,6 +576,21 @@ def test_a_worker_confines_itself_at_once_unless_cuda_must_start_first(monkeypat
     assert confined == ["p1"]
 
 
+def test_a_spare_on_an_nvidia_machine_confines_itself_once_cuda_has_started(monkeypatch):
+    # spawn mode: a spare of the real family has not started CUDA when it begins, so it defers its confinement
+    confined = []
+    monkeypatch.setattr(workers, "_confine", confined.append)
+    monkeypatch.setattr(workers, "_private_dir", None)
+    monkeypatch.setattr(workers, "_has_nvidia_gpus", lambda: True)
+    monkeypatch.setattr(workers, "_prepare", lambda family: None)
+    monkeypatch.setattr(workers, "_warm_up", lambda: None)
+    monkeypatch.setattr(workers, "_exit", sys.exit)
+    monkeypatch.setattr(sys, "stdin", __import__("io").StringIO(""))  # no job comes: the daemon is ending
+    with pytest.raises(SystemExit) as ended:
+        workers._spare_main("real", -1, "p")
+    assert confined == [] and workers._private_dir == "p" and ended.value.code == 0
+
+
 def test_the_pytest_arguments_of_a_job():
     job = {"grader": "/g/checks/test_x.py", "submission": "/s/x.py", "spec": "sim", "timeout": 10}
     args = workers._pytest_args(job)
@@ -1098,12 +1113,21 @@ def test_the_daemon_grades_a_batch_of_answers_in_one_worker(served, tmp_path):
 
 # Last: it ends the module's daemon.
 @linux
-def test_a_stop_ends_the_daemon_and_removes_its_sockets(served):
+def test_a_stop_ends_the_daemon_and_removes_its_sockets(served, tmp_path):
     folder, pid = served
-    assert daemon.stop(folder) is True
-    deadline = time.monotonic() + 120
-    while os.waitpid(pid, os.WNOHANG)[0] == 0 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    slow = tmp_path / "slow" / "noise_batch.py"  # a check in progress when the stop comes
+    slow.parent.mkdir()
+    slow.write_text("import time\ntime.sleep(5)\n" + NOISE.read_text())
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        client.connect(str(folder / "real.sock"))
+        client.sendall((json.dumps({"job": job(slow)}) + "\n").encode())
+        assert daemon.stop(folder) is True
+        deadline = time.monotonic() + 120
+        while os.waitpid(pid, os.WNOHANG)[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # the daemon ended only once that check was answered: its answer is there already
+        client.setblocking(False)
+        assert b'"results"' in client.recv(1 << 20)
     assert not any((folder / f"{fam}.sock").exists() for fam in workers.FAMILIES)
     assert daemon.stop(folder) is False
 
