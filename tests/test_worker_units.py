@@ -794,6 +794,22 @@ def graded_by(folder, family: str, the_job: dict) -> dict:
     return daemon._talk(folder, family, {"job": the_job}, timeout=300)
 
 
+def slow_fix(tmp_path: Path, seconds: int) -> Path:
+    """The right fix, loaded only after `seconds`: a check still in progress meanwhile."""
+    slow = tmp_path / "slow" / "noise_batch.py"
+    slow.parent.mkdir()
+    slow.write_text(f"import time\ntime.sleep({seconds})\n" + NOISE.read_text())
+    return slow
+
+
+def sent(folder, family: str, the_job: dict) -> socket.socket:
+    """A connection that has sent `the_job` and not read its answer (yet)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(str(folder / f"{family}.sock"))
+    s.sendall((json.dumps({"job": the_job}) + "\n").encode())
+    return s
+
+
 def outcomes(answer: dict) -> dict:
     return {(r["check"], r["leg"]): r["outcome"] for r in answer["results"]}
 
@@ -947,12 +963,7 @@ def test_an_idle_zygote_keeps_a_worker_forked_ahead_of_the_next_job(served):
 @linux
 def test_the_daemon_grades_jobs_at_once_and_a_hung_up_check_does_not_stop_it(served, tmp_path):
     folder, _ = served
-    slow = tmp_path / "slow" / "noise_batch.py"
-    slow.parent.mkdir()
-    slow.write_text("import time\ntime.sleep(100)\n" + NOISE.read_text())
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:  # sent, then nobody waits for it
-        s.connect(str(folder / "real.sock"))
-        s.sendall((json.dumps({"job": job(slow)}) + "\n").encode())
+    sent(folder, "real", job(slow_fix(tmp_path, 100))).close()  # sent, then nobody waits for it
     results = [graded_by(folder, fam, job(NOISE, spec)) for fam, spec in (("real", "cpu"), ("sim", "sim"))]
     assert all(set(outcomes(a).values()) == {"passed"} for a in results), results
 
@@ -961,15 +972,11 @@ def test_the_daemon_grades_jobs_at_once_and_a_hung_up_check_does_not_stop_it(ser
 def test_a_zygote_grades_at_most_max_jobs_at_once(served, tmp_path):
     # MAX_JOBS checks that never end keep a zygote from taking anything more, a ping included, until one ends
     folder, _ = served
-    slow = tmp_path / "slow" / "noise_batch.py"
-    slow.parent.mkdir()
-    slow.write_text("import time\ntime.sleep(100)\n" + NOISE.read_text())
+    slow = slow_fix(tmp_path, 100)
     clients = []
     try:
         for _ in range(workers.MAX_JOBS):
-            clients.append(socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))
-            clients[-1].connect(str(folder / "real.sock"))
-            clients[-1].sendall((json.dumps({"job": job(slow)}) + "\n").encode())
+            clients.append(sent(folder, "real", job(slow)))
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as ping:
             ping.connect(str(folder / "real.sock"))  # blocking: waits while the zygote still takes the jobs
             ping.sendall(b'{"ping": true}\n')
@@ -1135,12 +1142,7 @@ def test_the_daemon_grades_a_batch_of_answers_in_one_worker(served, tmp_path):
 @linux
 def test_a_stop_ends_the_daemon_and_removes_its_sockets(served, tmp_path):
     folder, pid = served
-    slow = tmp_path / "slow" / "noise_batch.py"  # a check in progress when the stop comes
-    slow.parent.mkdir()
-    slow.write_text("import time\ntime.sleep(5)\n" + NOISE.read_text())
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
-        client.connect(str(folder / "real.sock"))
-        client.sendall((json.dumps({"job": job(slow)}) + "\n").encode())
+    with sent(folder, "real", job(slow_fix(tmp_path, 5))) as client:  # a check in progress when the stop comes
         assert daemon.stop(folder) is True
         deadline = time.monotonic() + 120
         while os.waitpid(pid, os.WNOHANG)[0] == 0 and time.monotonic() < deadline:
