@@ -788,65 +788,93 @@ def _listen(folder: Path, family: str) -> tuple[socket.socket, Path, int]:
 def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | None,
             until: int | None = None) -> str:
     """Answer requests until idle ("idle"), told to stop ("stop"), or `until` (a pipe) is closed ("handed").
-    Each job is graded by a handler process of its own (up to MAX_JOBS at once), which answers it. With
-    `broken` (why this family's grader could not be prepared), every job is answered with that reason. Returns
-    once the jobs in progress are answered."""
+    Each job is graded by a handler process of its own (up to MAX_JOBS at once), which answers it; a job that
+    comes while MAX_JOBS run waits for one to end, and pings and stops are answered meanwhile (a busy daemon is
+    not a dead one: grader.daemon.ensure would wait for it, then replace it). With `broken` (why this family's
+    grader could not be prepared), every job is answered with that reason. Returns once the jobs taken, waiting
+    ones included, are answered."""
     sel = selectors.DefaultSelector()
     sel.register(server, selectors.EVENT_READ)
     if until is not None:
         sel.register(until, selectors.EVENT_READ)
     handlers: set[int] = set()
-    try:
-        while True:
+    waiting: list[tuple[socket.socket, dict]] = []  # oldest first
+
+    def ours() -> list[int]:  # what no process forked from here may keep: the server and other clients' sockets
+        return [server.fileno(), *(c.fileno() for c, _ in waiting), *([until] if until is not None else [])]
+
+    def dispatch(conn: socket.socket, job: dict) -> None:
+        zygote.private_fds = [*ours(), conn.fileno()]
+        with conn, conn.makefile("wb") as stream:
+            ready, zygote.ready = zygote.ready, None
+            pid = ready.take(conn, job) if ready else None
+            handlers.add(pid if pid is not None else _handle(zygote, stream, job, conn.fileno()))
+
+    def dispatch_waiting(block: bool) -> None:
+        while waiting:
             _reap(handlers)
+            if len(handlers) < MAX_JOBS:
+                dispatch(*waiting.pop(0))
+            elif not block:
+                return
+            else:
+                time.sleep(0.01)
+
+    ended = None
+    try:
+        while ended is None:
+            _reap(handlers)
+            dispatch_waiting(block=False)
             # A ready worker that makes CUDA's contexts (0.3 to 0.5 s on 2 x H100) is started as soon as the last
             # one is taken, so that a check sent right after another finds it ready; elsewhere once idle.
             if zygote.fork and not broken and zygote.ready is None and (
                     not handlers or (zygote.ready_at_once and len(handlers) < MAX_JOBS)):
-                zygote.private_fds = [server.fileno(), *([until] if until is not None else [])]
+                zygote.private_fds = ours()
                 zygote.ready = ReadyHandler(zygote)
-            if len(handlers) >= MAX_JOBS:
-                time.sleep(0.01)
-                continue
             ready = [key.fileobj for key, _ in sel.select(timeout=0.02 if handlers else IDLE_SECONDS)]
             if not ready:
-                if until is None and not handlers:
-                    return "idle"
+                if until is None and not handlers:  # (jobs wait only while handlers run)
+                    ended = "idle"
                 continue
             if until in ready:
-                return "handed"
+                ended = "handed"
+                continue
             conn, _ = server.accept()
             if sandbox.from_a_grading_process(conn):  # learner code asking to grade or to stop (grader.sandbox)
                 conn.close()
                 continue
-            zygote.private_fds = [server.fileno(), conn.fileno(), *([until] if until is not None else [])]
-            stop = False
+            kept = False
             try:
-                with conn, conn.makefile("rwb") as stream:
+                with conn.makefile("rwb") as stream:
                     request = json.loads(stream.readline() or b"{}")
                     if request.get("stop"):
-                        stop = True
+                        ended = "stop"  # even where its client hung up (a stand-in still preparing answers late)
                         _reply(stream, {"stopped": True})
                     elif request.get("ping"):
                         # warm: answered by the zygote itself, its warm-up done (not by its stand-in)
                         _reply(stream, {"digest": digest, "pid": os.getpid(), "warm": until is None})
                     elif broken:
                         _reply(stream, {"error": broken})
-                    elif zygote.fork:
-                        ready, zygote.ready = zygote.ready, None
-                        pid = ready.take(conn, request["job"]) if ready else None
-                        handlers.add(pid if pid is not None else _handle(zygote, stream, request["job"],
-                                                                         conn.fileno()))
-                    else:  # spawn mode: one job at a time, each in a warm spare
+                    elif not zygote.fork:  # spawn mode: one job at a time, each in a warm spare
                         _reply(stream, _graded_reply(zygote, request["job"]))
+                    elif len(handlers) < MAX_JOBS:
+                        dispatch(conn, request["job"])
+                    else:
+                        waiting.append((conn, request["job"]))
+                        kept = True
             except ConnectionError:
                 # The client hung up first (a ping that timed out on a loaded machine): it is gone, not the zygote,
                 # which a broken pipe here once ended (twelve graders started at once on 2 x H100).
                 pass
-            if stop:  # even where its client hung up (a stand-in still preparing answers late on a loaded machine)
-                return "stop"
+            finally:
+                if not kept:
+                    conn.close()
+        dispatch_waiting(block=True)  # taken: graded before this returns (its client may hang up meanwhile)
+        return ended
     finally:
         sel.close()
+        for conn, _ in waiting:  # only where this ends by an exception (SIGTERM): their clients hear it at once
+            conn.close()
         if zygote.ready is not None:
             zygote.ready.discard()
             zygote.ready = None

@@ -794,6 +794,32 @@ def graded_by(folder, family: str, the_job: dict) -> dict:
     return daemon._talk(folder, family, {"job": the_job}, timeout=300)
 
 
+def holding_fix(tmp_path: Path) -> Path:
+    """A right fix that prints what its process holds; where all is well, "threads 1 sockets 0 capped True":
+    one CPU thread for PyTorch; none of the zygote's sockets (its server, its clients' connections), through
+    which learner code could answer for the grader (where CUDA has started, the driver's own socket, abstract
+    "@cuda-uvmfd-NETNS-PID@" on 2 x H200 with driver 580, is the worker's and not counted); its host memory
+    capped at what it held when the cap was set (at most what it holds now) + HOST_MEMORY."""
+    seen = tmp_path / "seen" / "noise_batch.py"
+    seen.parent.mkdir(exist_ok=True)
+    seen.write_text(NOISE.read_text() + textwrap.dedent(f"""
+        import os, torch
+
+        cudas = {{f"socket:[{{ln.split()[6]}}]" for ln in open("/proc/self/net/unix") if ln.split()[7:8]
+                 and ln.split()[7].startswith("@cuda-uvmfd-")}}
+        links = [os.readlink(f"/proc/self/fd/{{fd}}") for fd in os.listdir("/proc/self/fd")
+                 if os.path.exists(f"/proc/self/fd/{{fd}}")]
+        sockets = [link for link in links if link.startswith("socket:") and link not in cudas]
+        print("threads", torch.get_num_threads(), "sockets", len(sockets), end=" ")
+        held = next(int(ln.split()[1]) * 1024 for ln in open("/proc/self/status") if ln.startswith("VmData:"))
+        cap = next(ln.split()[3] for ln in open("/proc/self/limits") if ln.startswith("Max data size"))
+        print("capped", cap.isdigit() and {limits.HOST_MEMORY} < int(cap) <= held + {limits.HOST_MEMORY})
+        if sockets:  # which ones, for the assertion's message
+            print(sockets, cudas, [ln.split()[6:] for ln in open("/proc/self/net/unix")])
+    """))
+    return seen
+
+
 def slow_fix(tmp_path: Path, seconds: int) -> Path:
     """The right fix, loaded only after `seconds`: a check still in progress meanwhile."""
     slow = tmp_path / "slow" / "noise_batch.py"
@@ -820,28 +846,7 @@ def test_the_daemon_answers_pings_with_its_code_and_grades_a_right_fix(served, t
     for fam in workers.FAMILIES:
         answer = daemon._talk(folder, fam, {"ping": True}, timeout=30)
         assert answer["digest"] == workers.code_digest() and answer["pid"] != os.getpid()
-    # A right fix that prints what its process holds: one CPU thread for PyTorch, and none of the zygote's
-    # sockets (its server, its client's connection), through which learner code could answer for the grader.
-    # Where CUDA has started, the driver's own socket (abstract, "@cuda-uvmfd-NETNS-PID@", 2 x H200, driver 580)
-    # is the worker's, not the zygote's: it is not counted.
-    seen = tmp_path / "seen" / "noise_batch.py"
-    seen.parent.mkdir()
-    # And its host memory capped at what it held when the cap was set (at most what it holds now) + HOST_MEMORY.
-    seen.write_text(NOISE.read_text() + textwrap.dedent(f"""
-        import os, torch
-
-        cudas = {{f"socket:[{{ln.split()[6]}}]" for ln in open("/proc/self/net/unix") if ln.split()[7:8]
-                 and ln.split()[7].startswith("@cuda-uvmfd-")}}
-        links = [os.readlink(f"/proc/self/fd/{{fd}}") for fd in os.listdir("/proc/self/fd")
-                 if os.path.exists(f"/proc/self/fd/{{fd}}")]
-        sockets = [link for link in links if link.startswith("socket:") and link not in cudas]
-        print("threads", torch.get_num_threads(), "sockets", len(sockets), end=" ")
-        held = next(int(ln.split()[1]) * 1024 for ln in open("/proc/self/status") if ln.startswith("VmData:"))
-        cap = next(ln.split()[3] for ln in open("/proc/self/limits") if ln.startswith("Max data size"))
-        print("capped", cap.isdigit() and {limits.HOST_MEMORY} < int(cap) <= held + {limits.HOST_MEMORY})
-        if sockets:  # which ones, for the assertion's message
-            print(sockets, cudas, [ln.split()[6:] for ln in open("/proc/self/net/unix")])
-    """))
+    seen = holding_fix(tmp_path)
     answer = graded_by(folder, "real", job(seen))
     assert answer["results"] and set(outcomes(answer).values()) == {"passed"}, answer
     assert {leg for _, leg in outcomes(answer)} == {"cpu"}
@@ -876,10 +881,22 @@ def test_the_daemon_names_a_crash_an_exit_and_processes_left_running(served, tmp
                     "        time.sleep(120)\n    os._exit(0)\n",
                     "your code left 3 process(es) running after its checks"),
         # a child that waits for a grandchild: the child is an orphan of the handler at the end, the grandchild
-        # is not (its parent lives), so only the worker's process group finds it
-        "tree": (source + "\nimport os, time\nif os.fork() == 0:\n    if os.fork() == 0:\n        time.sleep(120)\n"
-                 "        os._exit(0)\n    os.wait()\n    os._exit(0)\n",
-                 "your code left 6 process(es) running after its checks"),
+        # is not (its parent lives), so only the worker's process group finds it. The load goes on once both
+        # exist (the pipe's last writer closed), however late the child runs on a loaded machine.
+        "tree": (source + textwrap.dedent("""
+                     import os, time
+                     r, w = os.pipe()
+                     if os.fork() == 0:
+                         if os.fork() == 0:
+                             os.close(w)
+                             time.sleep(120)
+                             os._exit(0)
+                         os.close(w)
+                         os.wait()
+                         os._exit(0)
+                     os.close(w)
+                     os.read(r, 1)
+                 """), "your code left 6 process(es) running after its checks"),
     }
     for name, (code, said) in cases.items():
         file = tmp_path / name / "noise_batch.py"
@@ -969,30 +986,32 @@ def test_the_daemon_grades_jobs_at_once_and_a_hung_up_check_does_not_stop_it(ser
 
 
 @linux
-def test_a_zygote_grades_at_most_max_jobs_at_once(served, tmp_path):
-    # MAX_JOBS checks that never end keep a zygote from taking anything more, a ping included, until one ends
+def test_a_zygote_grades_at_most_max_jobs_at_once_and_answers_pings_meanwhile(served, tmp_path):
+    # A job sent while MAX_JOBS checks run waits for one of them to end; a ping is answered meanwhile (a busy
+    # daemon is not a dead one: grader.daemon.ensure would wait for it, then replace it)
     folder, _ = served
     slow = slow_fix(tmp_path, 100)
     clients = []
     try:
         for _ in range(workers.MAX_JOBS):
             clients.append(sent(folder, "real", job(slow)))
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as ping:
-            ping.connect(str(folder / "real.sock"))  # blocking: waits while the zygote still takes the jobs
-            ping.sendall(b'{"ping": true}\n')
-            ping.settimeout(2)
-            with pytest.raises(TimeoutError):  # never answered while they run: how long it waits does not matter
-                ping.recv(1000)
+        # two more: the first one's worker must not hold the second one's connection (its code could answer it)
+        with sent(folder, "real", job(holding_fix(tmp_path))) as queued, sent(folder, "real", job(NOISE)) as last:
+            assert daemon._talk(folder, "real", {"ping": True}, timeout=60)["warm"]
+            queued.settimeout(5)
+            with pytest.raises(TimeoutError):  # not graded while the others run: how long it waits does not matter
+                queued.recv(1 << 20)
+            for client in clients:
+                client.close()  # nobody waits for their results: their checks are stopped, and these are graded
+            for client in (queued, last):
+                client.settimeout(120)
+                with client.makefile("rb") as answer:
+                    results = json.loads(answer.readline())["results"]
+                assert {r["outcome"] for r in results} == {"passed"}, results
+                assert all(r["output"] in ("", "threads 1 sockets 0 capped True\n") for r in results), results
     finally:
         for client in clients:
-            client.close()  # nobody waits for their results: their checks are stopped
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        with contextlib.suppress(TimeoutError):
-            assert daemon._talk(folder, "real", {"ping": True}, timeout=5)["warm"]
-            break
-    else:
-        pytest.fail("the zygote took no new request after its checks were stopped")
+            client.close()
 
 
 def test_the_command_line_of_the_grading_processes(monkeypatch, tmp_path):
@@ -1142,14 +1161,19 @@ def test_the_daemon_grades_a_batch_of_answers_in_one_worker(served, tmp_path):
 @linux
 def test_a_stop_ends_the_daemon_and_removes_its_sockets(served, tmp_path):
     folder, pid = served
-    with sent(folder, "real", job(slow_fix(tmp_path, 5))) as client:  # a check in progress when the stop comes
+    slow = slow_fix(tmp_path, 5)  # checks in progress when the stop comes, and one more waiting for them
+    clients = [sent(folder, "real", job(slow)) for _ in range(workers.MAX_JOBS)] + [sent(folder, "real", job(NOISE))]
+    try:
         assert daemon.stop(folder) is True
         deadline = time.monotonic() + 120
         while os.waitpid(pid, os.WNOHANG)[0] == 0 and time.monotonic() < deadline:
             time.sleep(0.05)
-        # the daemon ended only once that check was answered: its answer is there already
-        client.setblocking(False)
-        assert b'"results"' in client.recv(1 << 20)
+        for client in clients:  # the daemon ended only once every check it took was answered: the answers are there
+            client.setblocking(False)
+            assert b'"results"' in client.recv(1 << 20)
+    finally:
+        for client in clients:
+            client.close()
     assert not any((folder / f"{fam}.sock").exists() for fam in workers.FAMILIES)
     assert daemon.stop(folder) is False
 
