@@ -7,7 +7,8 @@ GPU and never run learner code. For each job it starts a *worker* that grades on
 
 * where `fork` is safe (Linux), the worker is a fork of the zygote, so CUDA is initialised after the fork.
   Each job has a *handler* (a fork of the zygote that starts the worker, watches it and answers), so that
-  a zygote grades several jobs at once (a class graded in parallel, two checks started together). An idle
+  a zygote grades several jobs at once (a class graded in parallel, two checks started together; MAX_JOBS,
+  beyond which a job waits in the zygote while pings are still answered). An idle
   zygote keeps one handler and its worker started ahead of the next job (ReadyHandler): on a GPU machine
   that worker makes CUDA's context on every GPU while the learner edits, instead of during the check, and
   is forked as soon as the last one is taken;
