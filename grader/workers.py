@@ -884,7 +884,8 @@ def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | 
                 os.waitpid(pid, 0)
 
 
-MAX_JOBS = max(2, os.cpu_count() or 2)  # jobs a zygote grades at once
+# Jobs a zygote grades at once (each family's): one per core, at least two; DEVCOURSE_MAX_JOBS sets it (a shared hub).
+MAX_JOBS = int(os.environ.get("DEVCOURSE_MAX_JOBS") or 0) or max(2, os.cpu_count() or 2)
 
 
 def _handle(zygote: "Zygote", stream, job: dict, client: int | None = None) -> int:
