@@ -9,14 +9,14 @@ torch is imported only when legs are enumerated, so that the learner's command-l
 
 from __future__ import annotations
 
+import sys
+
 SIMULATED_LEGS = ["sim:0", "sim:1"]
 
 
 def simulated_profile(device_type: str) -> str | None:
     """The device the simulator stands for ("cuda" or "mps") where `device_type` is the simulated device's, else
     None (a real device, or no simulator in this process: it is looked up, never imported)."""
-    import sys
-
     config = sys.modules.get("grader.simulated.config")
     return config.PROFILE if config is not None and device_type == config.DEVICE_TYPE else None
 

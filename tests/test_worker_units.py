@@ -537,10 +537,18 @@ def test_the_worker_mode_and_its_settings(monkeypatch):
     assert workers.use_fork() is False
     assert (workers.GRACE_SECONDS, workers.OUTPUT_TAIL, workers.START_LIMIT, workers.STOP_ALL) == (5.0, 4000, 120.0, 3)
     assert workers.MAX_JOBS == max(2, os.cpu_count() or 2)
-    script = "import grader.workers as w; print(w.IDLE_SECONDS)"
-    env = {k: v for k, v in os.environ.items() if k != "DEVCOURSE_IDLE_SECONDS"}
-    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, cwd=ROOT)
-    assert out.stdout.strip() == "900.0", out.stderr  # 15 minutes
+    assert set_at_import("IDLE_SECONDS") == "900.0"  # 15 minutes
+
+
+def set_at_import(name: str, told: dict[str, str] | None = None, cores: int | None = None) -> str:
+    """grader.workers.NAME as a fresh process sets it at import, told only `told` of the DEVCOURSE_ settings
+    (and seeing `cores` cores, if given); else what that process wrote to stderr."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DEVCOURSE_")}
+    seen = f"import os; os.cpu_count = lambda: {cores}\n" if cores else ""
+    script = f"{seen}from grader import workers; print(workers.{name})"
+    out = subprocess.run([sys.executable, "-c", script], env={**env, **(told or {})}, capture_output=True, text=True,
+                         timeout=120, cwd=ROOT)
+    return out.stdout.strip() or out.stderr
 
 
 def test_ready_workers_warm_the_gpus_of_the_real_family_unless_told_not_to(monkeypatch):
@@ -1351,11 +1359,6 @@ def test_a_zygote_whose_family_cannot_be_prepared_says_why_and_ends_as_asked(tmp
 
 def test_a_zygote_grades_two_jobs_at_once_even_on_one_core_unless_told():
     # a check that hangs must not hold up a second one sent meanwhile (another leg), on a one-core machine
-    def max_jobs(cores: int, told: str | None = None) -> str:
-        env = {k: v for k, v in os.environ.items() if k != "DEVCOURSE_MAX_JOBS"}
-        out = subprocess.run([sys.executable, "-c", f"import os; os.cpu_count = lambda: {cores}\n"
-                              "from grader import workers; print(workers.MAX_JOBS)"], capture_output=True, text=True,
-                             timeout=120, cwd=ROOT, env={**env, **({"DEVCOURSE_MAX_JOBS": told} if told else {})})
-        return out.stdout.strip() or out.stderr
-
-    assert (max_jobs(1), max_jobs(3), max_jobs(3, "1")) == ("2", "3", "1")
+    assert set_at_import("MAX_JOBS", cores=1) == "2"
+    assert set_at_import("MAX_JOBS", cores=3) == "3"
+    assert set_at_import("MAX_JOBS", {"DEVCOURSE_MAX_JOBS": "1"}, cores=3) == "1"
