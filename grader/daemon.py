@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader import ROOT
+from grader import ROOT, settings
 from grader.workers import FAMILIES, _stat, code_digest
 
 START_TIMEOUT = 180.0  # a cold start imports torch twice on a busy machine at worst
@@ -74,7 +74,12 @@ def stop(where: Path | None = None) -> bool:
 
 def ensure(where: Path | None = None, wait: bool = True) -> Path:
     """The folder of a running, up-to-date daemon, started if need be. With wait=False, return as soon as one
-    is starting (grader.launch starts it this way before the tool's own imports)."""
+    is starting (grader.launch starts it this way before the tool's own imports). A setting the grading
+    processes would fail on is refused here, in the caller's words (grader.settings)."""
+    try:
+        settings.check()
+    except settings.SettingError as exc:
+        raise DaemonError(str(exc)) from None
     where = where or folder()
     where.mkdir(parents=True, exist_ok=True, mode=0o700)
     digest = code_digest()

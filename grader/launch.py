@@ -51,7 +51,7 @@ def _start_daemon() -> None:
 
     try:
         daemon.ensure(wait=False)
-    except OSError:
+    except (OSError, daemon.DaemonError):
         pass  # the command itself will start them, or say why it cannot
 
 

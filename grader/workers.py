@@ -43,7 +43,7 @@ import sys
 import time
 from pathlib import Path
 
-from grader import legs, limits, sandbox
+from grader import legs, limits, sandbox, settings
 
 # Taken before any learner code can replace them.
 _exit = os._exit
@@ -66,7 +66,7 @@ def _fork() -> int:
 
 
 FAMILIES = ("real", "sim")
-IDLE_SECONDS = float(os.environ.get("DEVCOURSE_IDLE_SECONDS", 15 * 60))
+IDLE_SECONDS = settings.idle_seconds(lenient=True)  # checked by grader.daemon.ensure
 GRACE_SECONDS = 5.0  # after a check's own limit on the clock (limits.wall_limit), before the worker is killed
 OUTPUT_TAIL = 4000  # characters of a worker's own output kept, to explain a grader that could not run
 # Built-in pytest plugins a grading run has no use for (no grader uses their fixtures or options); each costs
@@ -89,7 +89,8 @@ def use_fork() -> bool:
 #: The grader's modules a worker runs (graders under checks/ are imported fresh by each worker, and the
 #: front ends never run in one): a zygote older than any of them is stale.
 WORKER_MODULES = ("__init__", "plugin", "expect", "instruments", "integrity", "submission", "legs", "limits",
-                  "sandbox", "workers", "audit", "learner_values", "policy", "course", "lazy_dynamo", "batch")
+                  "sandbox", "workers", "audit", "learner_values", "policy", "course", "lazy_dynamo", "batch",
+                  "settings")
 
 
 def code_digest() -> str:
@@ -884,8 +885,9 @@ def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | 
                 os.waitpid(pid, 0)
 
 
-# Jobs a zygote grades at once (each family's): one per core, at least two; DEVCOURSE_MAX_JOBS sets it (a shared hub).
-MAX_JOBS = int(os.environ.get("DEVCOURSE_MAX_JOBS") or 0) or max(2, os.cpu_count() or 2)
+# Jobs a zygote grades at once (each family's): one per core, at least two; DEVCOURSE_MAX_JOBS sets it (a shared hub:
+# grader.settings).
+MAX_JOBS = settings.max_jobs(lenient=True)
 
 
 def _handle(zygote: "Zygote", stream, job: dict, client: int | None = None) -> int:

@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import ROOT, course
+from grader import ROOT, course, settings
 from grader.classroom import blocks, isolation, kernel, report, source
 from tests.test_batch import ATTACK as BATCH_ATTACK
 
@@ -253,7 +253,7 @@ def classroom(tmp_path_factory):
     shutil.copytree(root, ours, dirs_exist_ok=True)  # the honest class, next to the attacks already there
     shutil.copytree(root, base / "course-dask")
     # The endless learner's loop is stopped after this per-check limit instead of the course's 20 s.
-    limit = {kernel.TIMEOUT_VARIABLE: str(ENDLESS_LIMIT)}
+    limit = {settings.CHECK_TIMEOUT_VARIABLE: str(ENDLESS_LIMIT)}
     out["stock"] = nbgrader("autograde", ASSIGNMENT, cwd=root, env=limit)
     out["ours"] = run(sys.executable, "-m", "grader.classroom", "autograde", ASSIGNMENT, "--root", ours,
                       *autograde_flags(), cwd=ROOT, env=limit)

@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import course, runner
+from grader import course, runner, settings
 from grader.classroom import answers, blocks, engine_grading, generate, kernel, notebook, report, source
 from grader.runner import CheckResult, Grade
 
@@ -102,7 +102,7 @@ def recorded_grading(monkeypatch):
 
     monkeypatch.setattr(runner, "grade", grade)
     monkeypatch.setattr(runner, "grade_many", grade_many)
-    monkeypatch.delenv(kernel.TIMEOUT_VARIABLE, raising=False)
+    monkeypatch.delenv(settings.CHECK_TIMEOUT_VARIABLE, raising=False)
     return calls
 
 
@@ -132,7 +132,7 @@ def test_the_first_batch_of_every_exercise_is_graded_first(recorded_grading):
 
 
 def test_the_instructors_time_limit_applies_and_a_failed_grading_reaches_every_waiter(recorded_grading, monkeypatch):
-    monkeypatch.setenv(kernel.TIMEOUT_VARIABLE, "7")
+    monkeypatch.setenv(settings.CHECK_TIMEOUT_VARIABLE, "7")
     with answers.ClassGrades(jobs=1) as grades:
         graded(grades, "noise_batch", "x")
         assert recorded_grading[-1][0].timeout == 7.0
@@ -437,7 +437,7 @@ def kernel_grading(monkeypatch, tmp_path):
     monkeypatch.setattr(runner, "grade", grade)
     monkeypatch.setattr(kernel, "_GRADES", {})
     monkeypatch.setattr(kernel, "_FOLDER", None)
-    monkeypatch.delenv(kernel.TIMEOUT_VARIABLE, raising=False)
+    monkeypatch.delenv(settings.CHECK_TIMEOUT_VARIABLE, raising=False)
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
     return calls
 
@@ -457,7 +457,7 @@ def test_a_grade_is_made_once_per_answer_and_again_when_fresh(kernel_grading, mo
     key = ("masked_mean", _digest("# the answer cell of masked_mean\n# fixed\n"), True)
     assert kernel.grade("masked_mean", history=history) is kernel._GRADES[key]
     assert len(kernel_grading) == 3
-    monkeypatch.setenv(kernel.TIMEOUT_VARIABLE, "5")
+    monkeypatch.setenv(settings.CHECK_TIMEOUT_VARIABLE, "5")
     kernel.grade("masked_mean", history=["%%answer masked_mean\n# timed"])
     assert kernel_grading[-1][0].timeout == 5.0 and kernel_grading[-1][0].name == "masked_mean"
     folder = kernel._FOLDER

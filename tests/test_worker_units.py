@@ -1362,3 +1362,5 @@ def test_a_zygote_grades_two_jobs_at_once_even_on_one_core_unless_told():
     assert set_at_import("MAX_JOBS", cores=1) == "2"
     assert set_at_import("MAX_JOBS", cores=3) == "3"
     assert set_at_import("MAX_JOBS", {"DEVCOURSE_MAX_JOBS": "1"}, cores=3) == "1"
+    # a value it cannot use is refused by grader.daemon.ensure (tests/test_settings.py); importing never fails
+    assert set_at_import("MAX_JOBS", {"DEVCOURSE_MAX_JOBS": "four"}, cores=3) == "3"

@@ -24,7 +24,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from grader import course, runner, targets
+from grader import course, runner, settings, targets
 
 
 def default_jobs() -> int:
@@ -93,12 +93,9 @@ class ClassGrades:
         return self.submit(name, code).result()
 
     def _grade(self, name: str, batch: list[tuple[str, str, Future]]) -> None:
-        from grader.classroom.kernel import TIMEOUT_VARIABLE
-
         try:
             exercise = course.get(name)
-            if os.environ.get(TIMEOUT_VARIABLE):  # the instructor's per-check limit for this class
-                exercise = targets.with_timeout(exercise, float(os.environ[TIMEOUT_VARIABLE]))
+            exercise = targets.with_timeout(exercise, settings.check_timeout())  # the instructor's, for this class
             files = [self._write(name, code, digest) for code, digest, _ in batch]
             grades = runner.grade_many(exercise, files) if len(files) > 1 else [runner.grade(exercise, files[0])]
             for (_, _, future), grade in zip(batch, grades):

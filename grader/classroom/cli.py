@@ -38,6 +38,7 @@ def cmd_generate(args) -> int:
 
 def cmd_autograde(args) -> int:
     from grader.classroom import autograde, isolation
+    from grader.daemon import DaemonError
 
     found = isolation.status()
     if not found.available:
@@ -49,7 +50,7 @@ def cmd_autograde(args) -> int:
     try:
         results = autograde.autograde(Path(args.root), args.assignment, students=students, workers=args.workers,
                                       scheduler=args.scheduler, force=not args.no_force, console=console)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, DaemonError) as exc:
         console.print(f"[red]{exc}[/red]")
         return 2
     failed = [r for r in results if not r["success"]]

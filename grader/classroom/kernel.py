@@ -35,7 +35,6 @@ from pathlib import Path
 from grader.classroom import blocks, report
 from grader.classroom.source import ANSWER_MAGIC
 
-TIMEOUT_VARIABLE = "DEVCOURSE_CHECK_TIMEOUT"  # seconds per check, instead of the course's (book/instructors.md)
 _GRADES: dict[tuple, object] = {}  # (name, digest of the answer, fresh nonce) -> Grade
 _FOLDER: Path | None = None
 
@@ -121,12 +120,11 @@ def grade(name: str, fresh: bool = False, history: list[str] | None = None):
     """The Grade of the current answer to `name`, cached per answer text. `fresh` (the hidden tests) grades it
     once more instead of reusing the self-check's grade. While nbgrader autogrades, every cell uses the fresh
     grade, so that each answer is graded once per autograding run."""
-    from grader import course, runner, targets
+    from grader import course, runner, settings, targets
 
     fresh = fresh or os.environ.get("NBGRADER_EXECUTION") == "autograde"
     exercise = course.get(name)
-    if os.environ.get(TIMEOUT_VARIABLE):  # the instructor's per-check limit for this class
-        exercise = targets.with_timeout(exercise, float(os.environ[TIMEOUT_VARIABLE]))
+    exercise = targets.with_timeout(exercise, settings.check_timeout())  # the instructor's, for this class
     code = answer_source(name, history)
     key = (name, hashlib.sha256(code.encode()).hexdigest(), fresh)
     if key not in _GRADES:
