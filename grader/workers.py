@@ -752,8 +752,11 @@ def _fork_zygote(family: str, folder: Path, server: socket.socket, digest: str, 
     """Fork a zygote of `family` that answers on `server` (until the pipe `until`, if given, is closed); its pid.
     The fork first closes `close` (what is not its own), prepares its family (or calls `prepare`, which returns
     why it could not and the pids of the children it made), then closes `handover` (see _serve_forked)."""
-    # SIGTERM (see _serve_forked) waits until the fork runs our code: in fork's own after-fork hooks, the
-    # exception that ends the process would be ignored, and the fork would answer on.
+    # SIGTERM (see _serve_forked) waits until the fork is prepared. In fork's own after-fork hooks, and somewhere in
+    # preparing the simulated family (torch calls the simulator's Python code from C++ there), the exception that
+    # ends the process was dropped: a simulated zygote told to end while it prepared answered on, on a socket file
+    # already removed, until idle (a stop in twenty to forty on two busy cores; tests/test_daemon.py). Unblocked,
+    # not restored: a zygote forked while another prepares (the stand-in's first simulated one) inherits the block.
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     pid = _fork()
     if pid:
@@ -761,7 +764,6 @@ def _fork_zygote(family: str, folder: Path, server: socket.socket, digest: str, 
         return pid
     code = 70
     try:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         for fd in close:
             os.close(fd)
         made: set[int] = set()
@@ -769,6 +771,7 @@ def _fork_zygote(family: str, folder: Path, server: socket.socket, digest: str, 
             failed, made = prepare()
             broken = broken or failed
         broken = broken or _prepared(_prepare_family, family)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # a SIGTERM that came meanwhile ends it here
         if handover is not None:
             os.close(handover)
         zygote = Zygote(family, folder, made)

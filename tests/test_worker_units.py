@@ -1285,6 +1285,49 @@ def test_a_sigterm_during_a_forks_own_hooks_still_ends_the_zygote():
     assert out.stdout.strip() == "ended 7", (out.stdout, out.stderr)
 
 
+@linux
+def test_a_sigterm_while_a_zygote_prepares_ends_it_once_prepared(tmp_path):
+    """A zygote told to end (SIGTERM, from its daemon's stop) while it still prepares its family must not serve
+    on. Preparing the simulated family runs code whose exceptions torch's C++ may drop, SystemExit included: the
+    signal waits until the preparation is over (a stop in twenty to forty left such a zygote answering, on a socket
+    file already removed, until idle). Here the preparation drops every exception itself."""
+    code = textwrap.dedent("""
+        import os, signal, sys, time, pathlib
+        from grader import workers
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        ready_r, ready_w = os.pipe()
+        def preparing(family):
+            os.write(ready_w, b"x")
+            end = time.monotonic() + 1.0
+            while time.monotonic() < end:
+                try:
+                    time.sleep(0.01)
+                except BaseException:
+                    pass  # as torch's C++ did with the exception raised in a Python hook it called
+        workers._prepare_family = preparing
+        workers.IDLE_SECONDS = 20
+        where = pathlib.Path(sys.argv[1])
+        server, _, _ = workers._listen(where, "sim")
+        pid = workers._fork_zygote("sim", where, server, "dg", None)
+        server.close()
+        os.read(ready_r, 1)
+        os.kill(pid, signal.SIGTERM)
+        end = time.monotonic() + 15
+        while time.monotonic() < end:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                print("ended", os.waitstatus_to_exitcode(status))
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(pid, signal.SIGKILL)
+            print("served on")
+    """)
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120,
+                         cwd=ROOT, env={**os.environ, "DEVCOURSE_WORKERS": "fork"})
+    assert out.stdout.strip() == "ended 70", (out.stdout, out.stderr)
+
+
 def test_collect_gives_a_started_worker_its_checks_limit_not_the_start_allowance(monkeypatch):
     # Once the worker has said which checks it collected, silence longer than the check's limit and the grace
     # stops it: not the (longer) allowance for importing the grader and collecting the checks
