@@ -13,12 +13,13 @@ DataLoader must be a DataLoader. Containers (tuple, list, dict) are vetted eleme
 
 from __future__ import annotations
 
+import itertools
 import numbers
 import os
 import sys
 
 import torch
-from torch.utils.data import DataLoader
+from torch.utils.data import DataLoader, TensorDataset
 
 
 class UntrustedValue(Exception):
@@ -153,11 +154,12 @@ def _vet_module(module, what, tensor_types, budget, seen):
 
 
 class CpuArguments:
-    """The CPU tensors a learner function is given (directly, or in a tuple, list or dict), as they were before
-    the call. On the CPU leg the grader's reference inputs are those very tensors (`x.to("cpu")` returns x), so a
-    call that wrote into them (lengths.fill_(T), or through .numpy(), which no version counter sees) made the
-    reference computed afterwards agree with a wrong result. The copies are made with the grader's counting modes
-    off: they are not the learner's work."""
+    """The CPU tensors a learner function is given (directly, in tuples, lists and dicts at any depth, or in a
+    DataLoader over a TensorDataset), as they were before the call. On the CPU leg the grader's reference inputs
+    are those very tensors (`x.to("cpu")` returns x), and a loader's data is on the CPU on every leg, so a call
+    that wrote into them (lengths.fill_(T), or through .numpy(), which no version counter sees) made the reference
+    computed afterwards agree with a wrong result. The copies are made with the grader's counting modes off: they
+    are not the learner's work."""
 
     MAX_TENSORS, MAX_BYTES = 256, 256 * 2**20
 
@@ -167,7 +169,7 @@ class CpuArguments:
         self.kept: list[tuple[str, torch.Tensor, torch.Tensor]] = []
         found: list[tuple[str, torch.Tensor]] = []
         _cpu_tensors(list(args) + list(kwargs.values()), [f"argument {i + 1}" for i in range(len(args))]
-                     + [f"argument {k}" for k in kwargs], found, depth=3)
+                     + [f"argument {k}" for k in kwargs], found)
         budget = self.MAX_BYTES
         with _disable_current_modes(), torch.no_grad():
             for where, t in found[:self.MAX_TENSORS]:
@@ -194,15 +196,37 @@ class CpuArguments:
         return None
 
 
-def _cpu_tensors(values, names, found, depth):
-    for value, where in zip(values, names):
-        if type(value) in (torch.Tensor, torch.nn.Parameter) and value.device.type == "cpu" and value.layout == \
-                torch.strided and not value.is_meta:
-            found.append((where, value))
-        elif depth > 0 and type(value) in (tuple, list):
-            _cpu_tensors(list(value), [f"{where}[{i}]" for i in range(len(value))], found, depth - 1)
-        elif depth > 0 and type(value) is dict:
-            _cpu_tensors(list(value.values()), [f"{where}[{k!r}]" for k in value], found, depth - 1)
+def _cpu_tensors(values, names, found):
+    """The CPU tensors in `values`, with where each was found: at any depth of tuples, lists and dicts (their
+    subclasses too: a namedtuple, a state_dict's OrderedDict), and in a DataLoader over a TensorDataset. Containers
+    are read through their base classes, so no method of a learner's class runs, and each once (a cycle ends)."""
+    stack, seen, budget = list(zip(values, names))[::-1], set(), _MAX_ITEMS
+    while stack and budget > 0 and len(found) < CpuArguments.MAX_TENSORS:
+        value, where = stack.pop()
+        budget -= 1
+        if type(value) in (torch.Tensor, torch.nn.Parameter):
+            if value.device.type == "cpu" and value.layout == torch.strided and not value.is_meta:
+                found.append((where, value))
+            continue
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, (tuple, list)):
+            items = tuple.__iter__(value) if isinstance(value, tuple) else list.__iter__(value)
+            parts = [(v, f"{where}[{i}]") for i, v in itertools.islice(enumerate(items), budget)]
+        elif isinstance(value, dict):
+            parts = [(v, f"{where}[{_key(k)}]") for k, v in itertools.islice(dict.items(value), budget)]
+        elif type(value) is DataLoader:  # the grader's loader over its data, which its reference may read again
+            parts = [(vars(value).get("dataset"), f"{where}.dataset")]
+        elif type(value) is TensorDataset:
+            parts = [(v, f"{where}.tensors[{i}]") for i, v in enumerate(vars(value).get("tensors", ()))]
+        else:
+            continue
+        stack.extend(reversed(parts))
+
+
+def _key(key) -> str:
+    return repr(key) if type(key) in (str, int, float, bool, type(None)) else f"<a {type(key).__name__} key>"
 
 
 def _same(now: torch.Tensor, before: torch.Tensor) -> bool:

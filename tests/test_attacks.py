@@ -7,6 +7,7 @@ once), skips, what learner code leaves behind (grader.audit), threads, returned 
 the checks' own globals and clocks."""
 
 import dataclasses
+import re
 import textwrap
 
 import pytest
@@ -441,6 +442,77 @@ def test_writing_into_the_tensors_the_grader_keeps_for_its_reference(tmp_path, w
     """)
     refused(g, "in place")
     assert _leg(g, "test_ignores_the_padding", "cpu").outcome == "failed"
+
+
+PREDICT_ZEROES_A_BATCH = """
+import torch
+
+@torch.no_grad()
+def predict(model, batches, device):
+    model.to(device).eval()
+    out = torch.cat([model(x.to(device)).argmax(dim=1) for x in batches])
+    batches[-1].zero_()  # after its use: the caller's list still holds this tensor
+    return out
+"""
+
+TRAIN_STANDARDISES_IN_PLACE = """
+import torch
+import torch.nn.functional as F
+
+def train(model, loader, epochs, device):
+    if hasattr(loader, "dataset"):
+        x, _ = loader.dataset.tensors
+        x.sub_(x.mean(0)).div_(x.std(0))  # the caller's data, standardised where it lies
+    model.to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    history = []
+    for _ in range(epochs):
+        model.train()
+        losses = []
+        for x, y in loader:
+            loss = F.cross_entropy(model(x.to(device)), y.to(device))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        history.append(sum(losses) / len(losses))
+    return history
+"""
+
+
+@pytest.mark.parametrize("exercise, text, where", [
+    ("cuda_only_fast_path", PREDICT_ZEROES_A_BATCH, r"predict\(\) changed argument 2\[\d\] in place"),
+    # The reference training reads the same loader after the call: standardised in place, it agreed on every leg.
+    ("train_anywhere", TRAIN_STANDARDISES_IN_PLACE, r"train\(\) changed argument 2\.dataset\.tensors\[0\] in place"),
+], ids=["inside_a_list", "inside_a_loader"])
+def test_a_write_into_a_cpu_tensor_given_inside_a_container_is_found(tmp_path, exercise, text, where):
+    f = tmp_path / "attempt.py"
+    f.write_text(text)
+    g = runner.grade(course.get(exercise), f, device="cpu")  # on the CPU leg the reference reads those tensors
+    assert not g.passed
+    assert re.search(where, "\n".join(r.message for r in g.failures)), [r.message for r in g.failures]
+
+
+def test_the_cpu_tensors_given_are_found_at_any_depth_and_in_container_subclasses():
+    import collections
+
+    import torch
+
+    from grader.learner_values import CpuArguments
+
+    Pair = collections.namedtuple("Pair", "x y")
+    deep, state, pair = torch.ones(2), collections.OrderedDict(w=torch.ones(3)), Pair(torch.ones(1), 7)
+    cycle = [torch.ones(4)]
+    cycle.append(cycle)
+    batch = {"a": [({"b": [(deep,)]},)]}  # seven containers down
+    given = CpuArguments((batch, state, pair, cycle), {})
+    for tensor, where in [(deep, "argument 1['a'][0][0]['b'][0][0]"), (state["w"], "argument 2['w']"),
+                          (pair.x, "argument 3[0]"), (cycle[0], "argument 4[0]")]:
+        assert given.changed() is None
+        before = tensor.clone()
+        tensor.add_(1)
+        assert given.changed() == where
+        tensor.copy_(before)
 
 
 VALIDATION_LOSS_PEAK_RESET = """
