@@ -272,6 +272,29 @@ def test_a_tcp_connection_to_a_local_server_is_refused(tmp_path):
 
 
 @needs_landlock
+@pytest.mark.skipif("abstract sockets" not in ISOLATED.how,
+                    reason=f"Landlock ABI < 6 scopes no abstract Unix sockets ({ISOLATED.how})")
+def test_a_listener_on_an_abstract_unix_socket_outside_cannot_be_reached(tmp_path):
+    # An abstract socket has no file for Landlock's file rules to refuse: only the worker's scope stops it.
+    name = f"devcourse-test-{os.getpid()}-{tmp_path.name}"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+        server.bind("\0" + name)
+        server.listen()
+        g = attack(tmp_path, f"""
+            from multiprocessing.connection import Client  # the source policy refuses socket, not this
+            Client("\\0" + {name!r}).send_bytes(b"grade me")
+            raise RuntimeError("connected to a listener outside")
+        """)
+        text = messages(g)
+        assert "connected to a listener outside" not in text and "PermissionError" in text, text
+        server.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            server.accept()  # nothing ever connected
+    assert all("abstract sockets outside it" in i["how"] for i in g.isolation), g.isolation
+    the_solution_still_passes()
+
+
+@needs_landlock
 def test_signalling_the_zygote_is_refused(tmp_path):
     g = attack(tmp_path, """
         with open(f"/proc/{os.getppid()}/stat") as f:  # the worker's parent is its handler; the zygote is above
