@@ -102,6 +102,28 @@ def test_the_last_exercise_of_a_part_says_what_the_learner_can_do_and_what_to_re
     assert first_line(part.done) not in again.stdout
 
 
+def test_one_exercise_done_is_not_the_end_of_its_part_and_the_end_comes_with_the_last_one_done(folder):
+    # The part's last exercise passed first, with nothing else of it done: not its end, and nothing recorded
+    # (said early, the end would never be said when it comes). The end comes when the part's last undone
+    # exercise passes, whatever its place in the part.
+    part = course.parts()[0]
+    in_part = [e for e in course.load() if e.chapter in part.chapters]
+    first, last = in_part[0], in_part[-1]
+    with_progress(folder, [])
+    fix(folder, last.name)
+    out = devcourse(folder, "check", last.name)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "End of part" not in out.stdout and first_line(part.done) not in out.stdout
+    assert progress(folder).get("milestones", []) == []
+
+    with_progress(folder, [e.name for e in in_part[1:]])
+    fix(folder, first.name)
+    out = devcourse(folder, "check", first.name)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f'End of part "{part.caption}".' in out.stdout and first_line(part.done) in out.stdout
+    assert progress(folder)["milestones"] == [f"part:{part.caption}"]
+
+
 def test_the_last_exercise_of_the_course_ends_its_part_and_the_course(folder):
     exercises = course.load()
     last = exercises[-1]
