@@ -99,3 +99,32 @@ def test_a_batch_grades_each_answer_as_it_is_graded_alone(tmp_path):
     together = runner.grade_many(MM, files)
     assert [outcomes(g) for g in together] == [outcomes(runner.grade(MM, f)) for f in files]
     assert {g.submission for g in together} == {f.resolve() for f in files}
+
+
+LEAVES_A_NOTE = FIXED + """
+
+import os
+import tempfile
+
+with open(os.path.join(tempfile.gettempdir(), "note.txt"), "w") as f:  # its own private folder: allowed
+    f.write("a note from the answer before")
+"""
+READS_THE_NOTE = FIXED + """
+
+import os
+import tempfile
+
+_above = os.path.dirname(tempfile.gettempdir())  # the batch worker's folder, where each answer's folder is made
+for _folder in os.listdir(_above):
+    _note = os.path.join(_above, _folder, "note.txt")
+    if os.path.isfile(_note):
+        raise RuntimeError("read " + open(_note).read())
+"""
+
+
+def test_an_answers_private_folder_is_gone_before_the_next_answer_runs(tmp_path):
+    first, second = tmp_path / "first.py", tmp_path / "second.py"
+    first.write_text(LEAVES_A_NOTE)
+    second.write_text(READS_THE_NOTE)
+    graded = runner.grade_many(MM, [first, second])
+    assert [g.passed for g in graded] == [True, True], [r.message for g in graded for r in g.failures]
