@@ -128,7 +128,7 @@ def test_a_terminal_gets_the_rich_report(small):
 def test_json(small):
     run = doctor("--json", "--steps", "2", "train.py", cwd=small)
     data = json.loads(run.stdout)
-    assert data["steps"]["done"] == 2
+    assert data["steps"]["done"] == 2 and data["device"] == "sim:1"  # the default: a lost index shows
     f = next(f for f in data["findings"] if f["code"] == "host-read-per-step")
     assert f["line"] == 11 and f["level"] == "warning" and f["file"] == str(small / "train.py")
     assert f["section"]["url"].endswith("repeated-transfers.html#round-trips-inside-loops")
@@ -269,11 +269,39 @@ def test_a_hang_is_stopped_by_the_time_limit(tmp_path):
     assert "time limit" in result["message"]
 
 
+def test_device_sim_is_sim_1_and_a_sync_of_the_current_device_is_named(tmp_path):
+    # The script computes where the doctor puts it (sim:1) and synchronizes the current device (sim:0): the sync
+    # note must name both. `--device sim` is the default's sim:1, not the current device.
+    _script(tmp_path, """\
+        import torch
+
+        device = torch.accelerator.current_accelerator()
+        w = torch.randn(4, 2, device=device, requires_grad=True)
+        opt = torch.optim.SGD([w], lr=0.1)
+        for step in range(5):
+            loss = (torch.randn(8, 4, device=device) @ w).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            torch.accelerator.synchronize()
+    """)
+    run = doctor("--device", "sim", "--json", "script.py", cwd=tmp_path)
+    data = json.loads(run.stdout)
+    assert data["device"] == "sim:1", data
+    [sync] = [f for f in data["findings"] if f["code"] == "sync-per-step"]
+    assert sync["line"] == 11
+    assert "It waits for sim:0, the current device, not sim:1 where the work runs" in sync["message"], sync
+
+
 def test_usage_errors(tmp_path):
     assert doctor("missing.py", cwd=tmp_path).returncode == 2
     (tmp_path / "s.py").write_text("print(1)\n")
     assert doctor("--device", "gpu7", "s.py", cwd=tmp_path).returncode == 2
     assert doctor("--steps", "0", "s.py", cwd=tmp_path).returncode == 2
+    from grader.doctor import notebook
+
+    with pytest.raises(ValueError, match="--device gpu7: choose one of"):  # the notebook magic's words
+        notebook.parse("--device gpu7")
 
 
 def test_the_scripts_own_arguments_and_exit(tmp_path):
@@ -320,9 +348,10 @@ def test_the_notebook_magic_places_findings_at_their_cell_and_line(tmp_path, mon
                        "    opt.zero_grad(); loss.backward(); opt.step()\n"
                        "    if loss > 100:\n"
                        "        print('diverged')", store_history=True)
-        shown = shell.run_cell("%devcourse doctor --steps 2", store_history=True).result
+        shown = shell.run_cell("%devcourse doctor --device sim --steps 2", store_history=True).result
     finally:
         InteractiveShell.clear_instance()
+    assert shown.result["device"] == "sim:1"  # as `devcourse doctor --device sim` reads it
     found = [(f["code"], f["cell"], f["cell_line"]) for f in shown.result["findings"]]
     assert found == [("host-read-per-step", "In [4]", 4)], shown.result
     text = report.render_text(shown.render)

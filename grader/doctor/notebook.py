@@ -64,6 +64,7 @@ def parse(line: str):
     import argparse
 
     from grader.doctor import DEFAULT_STEPS, DEFAULT_TIMEOUT
+    from grader.doctor.command import UsageError, check_device
 
     p = argparse.ArgumentParser(prog="%devcourse doctor", add_help=False, exit_on_error=False)
     p.add_argument("--steps", type=int, default=DEFAULT_STEPS)
@@ -72,6 +73,10 @@ def parse(line: str):
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
     p.add_argument("cells", nargs="*")
     args = p.parse_args(shlex.split(line))
+    try:
+        args.device = check_device(args.device)  # as `devcourse doctor` reads it: "sim" is sim:1
+    except UsageError as exc:
+        raise ValueError(str(exc)) from None
     wanted = None
     if args.cells:
         wanted = []
