@@ -639,6 +639,28 @@ def test_which_conversions_copy():
     assert torch.as_tensor(src, device="meta").is_meta
 
 
+
+def test_as_tensor_with_a_dtype_and_a_device_is_one_blocking_to():
+    """numpy.md: as_tensor(array, dtype, device) converts and moves with a single _to_copy that is not
+    non-blocking, the call moving-tensors.md's record shows converting on the CPU before the copy
+    (meta stands in for the device here)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Calls(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.seen = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.seen.append((func, kwargs or {}))
+            return func(*args, **(kwargs or {}))
+
+    with Calls() as calls:
+        moved = torch.as_tensor(numpy.random.rand(4, 2), dtype=torch.float32, device="meta")
+    copies = [kwargs for func, kwargs in calls.seen if func is torch.ops.aten._to_copy.default]
+    assert copies == [{"dtype": torch.float32, "device": torch.device("meta")}], calls.seen
+    assert (moved.dtype, moved.device.type) == (torch.float32, "meta")
+
 # asynchrony.md, on this machine's CPU-only build (its GPU side is in the page's record).
 
 def test_perf_counter_is_monotonic_and_fine_time_is_adjustable():
