@@ -943,6 +943,25 @@ def test_torchrun_sets_the_process_environment(tmp_path):
     assert all(r[3] and r[4].isdigit() for r in rows) and rows[0][3:] == rows[1][3:]
 
 
+
+def test_a_pageable_empty_touches_no_page():
+    """performance.md: torch.empty of pageable memory only reserves addresses; the pages come when first written
+    (the resident set of this process grows at fill_, not at empty). Linux only, as the recording machine."""
+    statm = pathlib.Path("/proc/self/statm")
+    if not statm.exists():
+        pytest.skip("reads the resident set from /proc (Linux)")
+    import os
+    page = os.sysconf("SC_PAGE_SIZE")
+    resident = lambda: int(statm.read_text().split()[1]) * page  # noqa: E731
+    size = 128 * 2**20
+    before = resident()
+    pageable = torch.empty(size, dtype=torch.uint8)
+    after_empty = resident()
+    pageable.fill_(1)
+    after_fill = resident()
+    assert after_empty - before < size // 8, (before, after_empty)
+    assert after_fill - after_empty > size // 2, (after_empty, after_fill)
+
 # device-agnostic-training.md, on this machine's CPU-only build (its GPU side is in the page's record).
 
 def test_summed_losses_chain_every_steps_graph():
