@@ -90,6 +90,18 @@ def mps_device_rules():
     print("  float64 made on mps:", _outcome(lambda: torch.ones(2, dtype=torch.float64, device="mps")))
 
 
+
+@pending("data-loading", 0, "a pin_memory=True DataLoader on MPS warns that pinning is not supported and gives "
+         "unpinned batches", backs=("loader-pin-not-on-mps",))
+def mps_loader_does_not_pin():
+    if _no_mps():
+        return
+    from torch.utils.data import DataLoader, TensorDataset
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        batch, = next(iter(DataLoader(TensorDataset(torch.randn(4, 2)), batch_size=2, pin_memory=True)))
+    print("  warnings:", [str(w.message)[:80] for w in seen], "| batch pinned:", batch.is_pinned())
+
 @pending("mps-and-accelerators", 0, "MPS is unavailable without a usable Metal GPU or with a macOS older than 14; "
          "an MPS tensor then fails with 'RuntimeError: The MPS backend is supported on MacOS ...'",
          backs=("mps-unavailable-reasons", "mps-unavailable-error"))
