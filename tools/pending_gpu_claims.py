@@ -63,6 +63,16 @@ def _in_a_fresh_python(code: str, **env: str) -> str:
 # and their sentences are back in those chapters.
 
 
+@pending("multi-gpu", 2, "a CUDA event is not made on the current device: it is created at its first record(), on the "
+         "device of the stream it records on (the current stream of the current device when none is given)")
+def event_created_at_first_record():
+    event = torch.cuda.Event()                         # made while cuda:0 is current
+    with torch.cuda.device(1):
+        side = torch.cuda.Stream()
+    event.record(side)                                 # created now, on cuda:1
+    print("  an event made under cuda:0, recorded on a cuda:1 stream, is on:", getattr(event, "device", "?"))
+
+
 # mps-and-accelerators.md: claims about the MPS device that no record of the book can show (the book is recorded
 # on Linux); run on an Apple Silicon Mac. gpus=0: they need MPS, not CUDA.
 
