@@ -913,6 +913,18 @@ def test_a_renamed_privateuse1_backend_is_the_accelerator():
 
 # multi-gpu.md, on this machine's CPU (its GPU side is in the page's record, two GPUs).
 
+def test_gloo_reduces_cpu_tensors():
+    """multi-gpu.md: Gloo is the backend for CPU tensors (NCCL, for CUDA, is in the page's two-GPU record)."""
+    import torch.distributed as dist
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        total = torch.ones(3)
+        dist.all_reduce(total)
+        assert dist.get_backend() == "gloo" and total.tolist() == [1.0, 1.0, 1.0]
+    finally:
+        dist.destroy_process_group()
+
+
 def test_distributed_sampler_shards_and_set_epoch():
     from torch.utils.data import DistributedSampler
     data = list(range(10))
