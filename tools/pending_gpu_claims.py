@@ -63,6 +63,16 @@ def _in_a_fresh_python(code: str, **env: str) -> str:
 # and their sentences are back in those chapters.
 
 
+@pending("multi-gpu", 2, "a CUDA event is not made on the current device: it is created at its first record(), on the "
+         "device of the stream it records on (the current stream of the current device when none is given)")
+def event_created_at_first_record():
+    event = torch.cuda.Event()                         # made while cuda:0 is current
+    with torch.cuda.device(1):
+        side = torch.cuda.Stream()
+    event.record(side)                                 # created now, on cuda:1
+    print("  an event made under cuda:0, recorded on a cuda:1 stream, is on:", getattr(event, "device", "?"))
+
+
 # mps-and-accelerators.md: claims about the MPS device that no record of the book can show (the book is recorded
 # on Linux); run on an Apple Silicon Mac. gpus=0: they need MPS, not CUDA.
 
@@ -89,6 +99,18 @@ def mps_device_rules():
     print("  float64 to mps:", _outcome(lambda: torch.ones(2, dtype=torch.float64).to("mps")))
     print("  float64 made on mps:", _outcome(lambda: torch.ones(2, dtype=torch.float64, device="mps")))
 
+
+
+@pending("data-loading", 0, "a pin_memory=True DataLoader on MPS warns that pinning is not supported and gives "
+         "unpinned batches", backs=("loader-pin-not-on-mps",))
+def mps_loader_does_not_pin():
+    if _no_mps():
+        return
+    from torch.utils.data import DataLoader, TensorDataset
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        batch, = next(iter(DataLoader(TensorDataset(torch.randn(4, 2)), batch_size=2, pin_memory=True)))
+    print("  warnings:", [str(w.message)[:80] for w in seen], "| batch pinned:", batch.is_pinned())
 
 @pending("mps-and-accelerators", 0, "MPS is unavailable without a usable Metal GPU or with a macOS older than 14; "
          "an MPS tensor then fails with 'RuntimeError: The MPS backend is supported on MacOS ...'",

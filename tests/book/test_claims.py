@@ -639,6 +639,28 @@ def test_which_conversions_copy():
     assert torch.as_tensor(src, device="meta").is_meta
 
 
+
+def test_as_tensor_with_a_dtype_and_a_device_is_one_blocking_to():
+    """numpy.md: as_tensor(array, dtype, device) converts and moves with a single _to_copy that is not
+    non-blocking, the call moving-tensors.md's record shows converting on the CPU before the copy
+    (meta stands in for the device here)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Calls(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.seen = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.seen.append((func, kwargs or {}))
+            return func(*args, **(kwargs or {}))
+
+    with Calls() as calls:
+        moved = torch.as_tensor(numpy.random.rand(4, 2), dtype=torch.float32, device="meta")
+    copies = [kwargs for func, kwargs in calls.seen if func is torch.ops.aten._to_copy.default]
+    assert copies == [{"dtype": torch.float32, "device": torch.device("meta")}], calls.seen
+    assert (moved.dtype, moved.device.type) == (torch.float32, "meta")
+
 # asynchrony.md, on this machine's CPU-only build (its GPU side is in the page's record).
 
 def test_perf_counter_is_monotonic_and_fine_time_is_adjustable():
@@ -891,6 +913,18 @@ def test_a_renamed_privateuse1_backend_is_the_accelerator():
 
 # multi-gpu.md, on this machine's CPU (its GPU side is in the page's record, two GPUs).
 
+def test_gloo_reduces_cpu_tensors():
+    """multi-gpu.md: Gloo is the backend for CPU tensors (NCCL, for CUDA, is in the page's two-GPU record)."""
+    import torch.distributed as dist
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        total = torch.ones(3)
+        dist.all_reduce(total)
+        assert dist.get_backend() == "gloo" and total.tolist() == [1.0, 1.0, 1.0]
+    finally:
+        dist.destroy_process_group()
+
+
 def test_distributed_sampler_shards_and_set_epoch():
     from torch.utils.data import DistributedSampler
     data = list(range(10))
@@ -920,6 +954,25 @@ def test_torchrun_sets_the_process_environment(tmp_path):
     assert [r[:3] for r in rows] == [["0", "0", "2"], ["1", "1", "2"]]
     assert all(r[3] and r[4].isdigit() for r in rows) and rows[0][3:] == rows[1][3:]
 
+
+
+def test_a_pageable_empty_touches_no_page():
+    """performance.md: torch.empty of pageable memory only reserves addresses; the pages come when first written
+    (the resident set of this process grows at fill_, not at empty). Linux only, as the recording machine."""
+    statm = pathlib.Path("/proc/self/statm")
+    if not statm.exists():
+        pytest.skip("reads the resident set from /proc (Linux)")
+    import os
+    page = os.sysconf("SC_PAGE_SIZE")
+    resident = lambda: int(statm.read_text().split()[1]) * page  # noqa: E731
+    size = 128 * 2**20
+    before = resident()
+    pageable = torch.empty(size, dtype=torch.uint8)
+    after_empty = resident()
+    pageable.fill_(1)
+    after_fill = resident()
+    assert after_empty - before < size // 8, (before, after_empty)
+    assert after_fill - after_empty > size // 2, (after_empty, after_fill)
 
 # device-agnostic-training.md, on this machine's CPU-only build (its GPU side is in the page's record).
 
