@@ -360,6 +360,7 @@ def test_the_class_is_graded_with_the_instructors_time_limit(classroom):
     assert f"did not finish within {ENDLESS_LIMIT} s" in shown
 
 
+@pytest.mark.exhaustive
 def test_on_a_dask_cluster_the_gradebook_is_the_same(classroom):
     from dask.distributed import LocalCluster
 

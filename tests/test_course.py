@@ -96,12 +96,21 @@ def test_solution_passes_on_every_leg(ex):
 SUBMISSIONS = sorted((ROOT / "tests" / "submissions").glob("*/*.py"))
 
 
+def _sample(paths):
+    """`make test` grades the first right and the first wrong submission of each exercise; `make test-all`
+    grades every one (a sweep: each grader's behaviour is met once in the sample)."""
+    first = {}
+    for p in paths:
+        first.setdefault((p.parent.name, p.stem.split("_")[0]), p)
+    return [p if p in first.values() else pytest.param(p, marks=pytest.mark.exhaustive) for p in paths]
+
+
 def _expectation(path):
     first = path.read_text().splitlines()[0]
     return first.removeprefix("# expect:").strip() if first.startswith("# expect:") else None
 
 
-@pytest.mark.parametrize("path", SUBMISSIONS, ids=[f"{p.parent.name}/{p.stem}" for p in SUBMISSIONS])
+@pytest.mark.parametrize("path", _sample(SUBMISSIONS), ids=[f"{p.parent.name}/{p.stem}" for p in SUBMISSIONS])
 def test_other_submissions(path):
     ex = course.get(path.parent.name)
     grade = runner.grade(ex, path)

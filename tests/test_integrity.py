@@ -230,6 +230,7 @@ def test_endless_output(tmp_path):
     assert "File too large" in messages(g)
 
 
+@pytest.mark.exhaustive
 def test_one_submission_graded_twenty_times_gives_one_verdict(tmp_path):
     f = tmp_path / "attempt.py"
     f.write_text((runner.Path(EX.exercise_file)).read_text())
@@ -243,6 +244,7 @@ DRAW_DEPENDENT = ["worker_env/wrong_visible_rank", "find_misplaced/wrong_no_plai
                   "nearest_centroid/wrong_loop_over_centroids_item", "per_class_accuracy/wrong_pin_first"]
 
 
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("name", DRAW_DEPENDENT)
 def test_a_wrong_submission_fails_the_same_checks_on_every_draw(name):
     exercise, stem = name.split("/")

@@ -102,7 +102,7 @@ def check(folder, *args) -> tuple:
     ("fixed", (), True),
     ("limit", (), False),
     ("crash", (), False),
-    ("endless", ("--timeout", "2"), False),
+    pytest.param("endless", ("--timeout", "2"), False, marks=pytest.mark.exhaustive),  # test_cli: the endless loop
     ("missing", (), False),
     ("syntax", (), False),
     ("exits", (), False),
@@ -164,7 +164,7 @@ def _all_agree(out, data: dict, device: str | None) -> None:
     assert out.returncode in (0, 1)
 
 
-@pytest.mark.parametrize("device", [None, "sim:1"], ids=["every leg", "device sim:1"])
+@pytest.mark.parametrize("device", [pytest.param(None, marks=pytest.mark.exhaustive), "sim:1"], ids=["every leg", "device sim:1"])
 def test_check_all_rows_results_count_and_exit_status_agree(tmp_path, device):
     folder = make_course_copy(tmp_path)
     for ex in course.load()[:3]:

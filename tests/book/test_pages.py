@@ -26,6 +26,9 @@ def test_the_parser_finds_every_code_cell(page):
         assert cells, f"{page.name} has no code cells (text-only pages are listed in PAGES_WITHOUT_CODE)"
 
 
+# A sweep: every page was run whole when its outputs were recorded (test_recorded_outputs_match_the_code says
+# the code has not changed since); this reruns each on the CPU with the torch installed here.
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("page", CODE_PAGES, ids=CODE_IDS)
 def test_page_runs_on_the_cpu(page):
     nb = record.read_markdown_notebook(page.read_text())

@@ -15,6 +15,7 @@ pytest.importorskip("expecttest")  # PyTorch's OpInfo database imports it (a dev
 SWEEP = Path(__file__).with_name("opinfo_sweep.py")
 
 
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("args", [["float32", "backward"], ["float32"], ["float16"], ["int64"], ["bool"],
                                   ["complex64"]], ids=" ".join)
 def test_every_sample_that_runs_on_the_cpu_runs_on_the_device(args):
