@@ -346,16 +346,26 @@ def progress_bar(console: Console, done: int, total: int, width: int = 30) -> Te
 STATUS_STYLE = {"done": "green", "failing": "red", "skipped": "yellow", "not started": "dim"}
 
 
+def status_label(prog, name: str) -> str:
+    """The exercise's status for `list`; a pass says where it comes from (your file, the notebook, both)."""
+    status = prog.status(name)
+    if status == "done":
+        status += f" ({', '.join(prog.passed_in(name))})"
+    return status + (" (gave up)" if prog.gave_up(name) else "")
+
+
 def print_list(console: Console, prog, nxt: course.Exercise | None) -> None:
     table = Table(box=_box(console), header_style="bold")
     for col in ("#", "exercise", "chapter", "points", "status"):
         table.add_column(col, justify="right" if col in ("#", "points") else "left")
     for ex in course.load():
         status = prog.status(ex.name)
-        label = status + (" (gave up)" if prog.gave_up(ex.name) else "")
+        label = status_label(prog, ex.name)
         marker = _sym(console, "▶ ", "> ") if nxt is not None and ex.name == nxt.name else ""
-        table.add_row(str(ex.number), Text(marker + ex.name, style="bold" if marker else ""), ex.chapter,
-                      str(ex.points), Text(label, style=STATUS_STYLE.get(status, "")))
+        name = Text(marker + ex.name, style="bold" if marker else "")
+        if ex.capstone:
+            name.append(" (capstone)", style="magenta")
+        table.add_row(str(ex.number), name, ex.chapter, str(ex.points), Text(label, style=STATUS_STYLE.get(status, "")))
     console.print(table)
     done, total, earned, points = prog.totals()
     console.print(Text.assemble(progress_bar(console, done, total), f" {done} of {total} exercises done, "

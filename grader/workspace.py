@@ -112,6 +112,14 @@ def shipped_source(ex: Exercise) -> str:
                           "(authors) run python -m grader.notebooks") from None
 
 
+def edited(ex: Exercise) -> bool:
+    """Whether the learner's file for `ex` differs from the shipped one (True when either cannot be read)."""
+    try:
+        return exercise_file(ex).read_text(encoding="utf-8") != shipped_source(ex)
+    except (OSError, UnicodeDecodeError, LookupError):
+        return True
+
+
 def shipped_table() -> dict[str, str]:
     """Every shipped exercise file, as the course's exercises/ folder holds it now (for the generator)."""
     from grader import course
