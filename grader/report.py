@@ -364,9 +364,11 @@ def print_list(console: Console, prog, nxt: course.Exercise | None) -> None:
         marker = _sym(console, "▶ ", "> ") if nxt is not None and ex.name == nxt.name else ""
         name = Text(marker + ex.name, style="bold" if marker else "")
         if ex.capstone:
-            name.append(" (capstone)", style="magenta")
+            name.append(" " + _sym(console, "★", "*"), style="magenta")
         table.add_row(str(ex.number), name, ex.chapter, str(ex.points), Text(label, style=STATUS_STYLE.get(status, "")))
     console.print(table)
+    console.print(Text(f"{_sym(console, '★', '*')} a capstone: several bugs of its part of the book in one program",
+                       style="dim"))
     done, total, earned, points = prog.totals()
     console.print(Text.assemble(progress_bar(console, done, total), f" {done} of {total} exercises done, "
                                 f"{earned} of {points} points"))
