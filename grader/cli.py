@@ -208,8 +208,10 @@ def cmd_reset(args) -> int:
         return 1
     file.parent.mkdir(parents=True, exist_ok=True)
     file.write_text(shipped, encoding="utf-8")
-    Progress.load().forget_file_result(ex)  # the file is broken again: not done from it until a check says so
-    _say(f"Restored {workspace.shown(file)} as shipped (with its bug); its status is cleared.", "green")
+    prog = Progress.load()
+    prog.forget_file_result(ex)  # the file is broken again: not done from it until a check says so
+    kept = f" ({ex.name} stays done: its notebook cell passed)" if prog.passed_in(ex.name) else ""
+    _say(f"Restored {workspace.shown(file)} as shipped (with its bug); its status is cleared{kept}.", "green")
     return 0
 
 
