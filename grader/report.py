@@ -347,11 +347,10 @@ STATUS_STYLE = {"done": "green", "failing": "red", "skipped": "yellow", "not sta
 
 
 def status_label(prog, name: str) -> str:
-    """The exercise's status for `list`; a pass says where it comes from (your file, the notebook, both)."""
-    status = prog.status(name)
-    if status == "done":
-        status += f" ({', '.join(prog.passed_in(name))})"
-    return status + (" (gave up)" if prog.gave_up(name) else "")
+    """The exercise's status for `list`; a pass says where it comes from (your file, the notebook, both), and
+    a gave-up says so."""
+    notes = (prog.passed_in(name) if prog.status(name) == "done" else []) + (["gave up"] if prog.gave_up(name) else [])
+    return prog.status(name) + (f" ({', '.join(notes)})" if notes else "")
 
 
 def print_list(console: Console, prog, nxt: course.Exercise | None) -> None:

@@ -173,7 +173,7 @@ def test_solution_only_after_passing_or_giving_up(folder):
     fix(folder, "masked_mean")
     assert devcourse(folder, "check", "masked_mean").returncode == 0
     out = devcourse(folder, "list")
-    assert "done (gave up)" in out.stdout and f"1 of {N} exercises done, 0 of {POINTS} points" in out.stdout
+    assert "done (file, gave up)" in out.stdout and f"1 of {N} exercises done, 0 of {POINTS} points" in out.stdout
     # a pass unlocks the solution of another exercise without giving up
     fix(folder, "noise_batch")
     assert devcourse(folder, "check", "noise_batch").returncode == 0
