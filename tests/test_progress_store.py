@@ -124,3 +124,44 @@ def test_a_version_1_file_is_read_and_rewritten_as_version_2(path):
     assert data["exercises"][fourth.name]["hints"] == 4
     assert not list(path.parent.glob("*.corrupt-*"))
     assert Progress.load(path).data == p.data  # version 2 reads back as written
+
+
+def test_the_end_of_a_part_is_said_once_when_its_last_two_exercises_pass_in_two_commands(path):
+    # Two commands, each holding a snapshot read before the other's pass: the end of the part is said by the
+    # one that records last, and by it only (written from a stale snapshot, it was said by neither).
+    from grader import milestones
+
+    part = course.parts()[0]
+    in_part = [e for e in EXERCISES if e.chapter in part.chapters]
+    *earlier, x, y = in_part
+    p = Progress.load(path)
+    for ex in earlier:
+        p.record_check(ex, passed=True)
+    a, b = Progress.load(path), Progress.load(path)
+    a.record_check(x, passed=True)
+    assert milestones.after_pass(a, x) == []  # y not done yet
+    b.record_check(y, passed=True)
+    said = milestones.after_pass(b, y)
+    assert len(said) == 1 and said[0].startswith(f'End of part "{part.caption}".')
+    assert milestones.after_pass(a, x) == [] and milestones.after_pass(Progress.load(path), y) == []
+    data = json.loads(path.read_text())
+    assert data["milestones"] == [f"part:{part.caption}"]
+    assert all(data["exercises"][e.name]["status"] == DONE for e in in_part)
+
+
+def test_a_lock_held_too_long_stops_the_command_with_a_message(path, monkeypatch, capsys):
+    import filelock
+
+    from grader import progress
+
+    monkeypatch.setattr(progress, "LOCK_WAIT", 0.2)
+    p = Progress.load(path)
+    p.skip(EXERCISES[0])
+    before = path.read_text()
+    with filelock.FileLock(str(path) + ".lock"):  # as another command would hold it
+        with pytest.raises(SystemExit) as stop:
+            p.record_check(EXERCISES[1], passed=True)
+    assert stop.value.code == 2 and path.read_text() == before
+    err = capsys.readouterr().err
+    assert "stayed locked by another devcourse command for 0.2 s; nothing was recorded" in err
+    assert "progress.json.lock and try again" in err
