@@ -152,7 +152,8 @@ def check_all(args) -> int:
         if not args.json:
             _say(f"checking {ex.number}/{len(course.load())} {ex.name} ...", "dim")
         g = grade(ex, file, args.device, args.timeout)
-        if args.device is None and workspace.edited(ex):  # an untouched exercise stays "not started"
+        # an exercise whose file is untouched and was never checked stays "not started"
+        if args.device is None and (workspace.edited(ex) or prog.result(ex.name, FILE) is not None):
             prog.record_check(ex, g.passed, chosen=False)
         grades.append(g)
     passed = all(g.passed for g in grades)

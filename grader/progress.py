@@ -8,7 +8,7 @@ and resume, start anywhere and skip.
 
 One rule for every route (README, "Your progress"): a full check of the learner's own code for an exercise
 records its result under the route it came from, `file` (exercises/<path>: `devcourse check`, `watch`,
-`check --all`) or `notebook` (the exercise's `%%exercise` cell: the notebook's check cell, or `devcourse check
+`check --all`, which leaves out a file as shipped that was never checked) or `notebook` (the exercise's `%%exercise` cell: the notebook's check cell, or `devcourse check
 NAME NOTEBOOK`); each route keeps its latest result. The exercise is `done` while either route's latest check
 passed, so a failing check of one route never takes away the other's pass; else `skipped` when the learner
 skipped it; else `failing` when a check failed; else `not started`. `status` in the file is that verdict,

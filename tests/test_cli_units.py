@@ -157,6 +157,7 @@ def test_check_all_records_the_edited_exercises_and_takes_no_other_pass_away(fol
     Progress.load().record_check(LAST, True, NOTEBOOK)  # passed in its notebook; its file is still broken
     broken = exercise_file(folder, LAST.name)
     broken.write_text(broken.read_text() + "# tried something\n")
+    Progress.load().record_check(EXERCISES[3], True, chosen=False)  # passed once, its file since put back by hand
     code, out = run(capsys, "check", "--all")
     assert code == 1
     assert [name for name, _, _ in graded] == [ex.name for ex in EXERCISES]
@@ -166,7 +167,8 @@ def test_check_all_records_the_edited_exercises_and_takes_no_other_pass_away(fol
     assert "Not recorded" not in out
     prog = progress()
     assert prog.status(FIRST.name) == DONE and prog.status(SECOND.name) == FAILING
-    assert prog.status(EXERCISES[2].name) == NOT_STARTED  # untouched: not the learner's check
+    assert prog.status(EXERCISES[2].name) == NOT_STARTED  # as shipped and never checked: not the learner's check
+    assert prog.status(EXERCISES[3].name) == FAILING  # as shipped, but checked before: its file fails now
     assert prog.status(LAST.name) == DONE and prog.passed_in(LAST.name) == ["notebook"]
     assert prog.result(LAST.name, "file") is False
     assert prog.next_exercise() == SECOND and prog.data["current"] == LAST.name  # --all chooses nothing
