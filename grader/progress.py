@@ -7,17 +7,17 @@ and resume, start anywhere and skip.
                                    "status": "done", "hints": 1, "passed_once": true, "gave_up": false}, ...}}
 
 One rule for every route (README, "Your progress"): a full check of the learner's own code for an exercise
-records its result under the route it came from, `file` (exercises/<path>: `devcourse check`, `watch`,
-`check --all`, which leaves out a file as shipped that was never checked) or `notebook` (the exercise's `%%exercise` cell: the notebook's check cell, or `devcourse check
-NAME NOTEBOOK`); each route keeps its latest result. The exercise is `done` while either route's latest check
-passed, so a failing check of one route never takes away the other's pass; else `skipped` when the learner
-skipped it; else `failing` when a check failed; else `not started`. `status` in the file is that verdict,
-rewritten on each write for the reader's convenience. `skip` never touches a result (a done exercise is not
-skipped), `devcourse reset` forgets the file route's result. `hints` is the highest hint shown, `gave_up` that
-the learner asked for the solution before passing (its points are not counted). `welcomed` and `milestones`
-record which of grader.milestones' texts were said (each once). `current` is the exercise the learner chose
-(`start`, watch): it is the next one until it is done or skipped; else the next one is the first in course
-order that is neither done nor skipped.
+records its result under the route it came from, `file` (exercises/<path>: `devcourse check`, `watch`, `check
+--all`, which leaves out a file as shipped that was never checked) or `notebook` (the exercise's `%%exercise`
+cell: the notebook's check cell, or `devcourse check NAME NOTEBOOK`); each route keeps its latest result. The
+exercise is `done` while either route's latest check passed, so a failing check of one route never takes away
+the other's pass; else `skipped` when the learner skipped it; else `failing` when a check failed; else `not
+started`. `status` in the file is that verdict, rewritten on each write for the reader's convenience. `skip`
+never touches a result (a done exercise is not skipped), `devcourse reset` forgets the file route's result.
+`hints` is the highest hint shown, `gave_up` that the learner asked for the solution before passing (its points
+are not counted). `welcomed` and `milestones` record which of grader.milestones' texts were said (each once).
+`current` is the exercise the learner chose (`start`, watch): it is the next one until it is done or skipped;
+else the next one is the first in course order that is neither done nor skipped.
 
 Several `devcourse` commands and notebook kernels may write at once: every change re-reads the file under a
 lock (a sibling `progress.json.lock`, held only while changing), changes only what its command graded, and

@@ -364,7 +364,8 @@ def print_list(console: Console, prog, nxt: course.Exercise | None) -> None:
         name = Text(marker + ex.name, style="bold" if marker else "")
         if ex.capstone:
             name.append(" " + _sym(console, "★", "*"), style="magenta")
-        table.add_row(str(ex.number), name, ex.chapter, str(ex.points), Text(label, style=STATUS_STYLE.get(status, "")))
+        table.add_row(str(ex.number), name, ex.chapter, str(ex.points),
+                      Text(label, style=STATUS_STYLE.get(status, "")))
     console.print(table)
     console.print(Text(f"{_sym(console, '★', '*')} a capstone: several bugs of its part of the book in one program",
                        style="dim"))
