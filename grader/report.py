@@ -347,9 +347,10 @@ STATUS_STYLE = {"done": "green", "failing": "red", "skipped": "yellow", "not sta
 
 
 def status_label(prog, name: str) -> str:
-    """The exercise's status for `list`; a pass says where it comes from (your file, the notebook, both), and
+    """The exercise's status for `list`; a pass says where it comes from (`file`, `notebook` or `both`), and
     a gave-up says so."""
-    notes = (prog.passed_in(name) if prog.status(name) == "done" else []) + (["gave up"] if prog.gave_up(name) else [])
+    routes = prog.passed_in(name) if prog.status(name) == "done" else []
+    notes = (["both"] if len(routes) > 1 else routes) + (["gave up"] if prog.gave_up(name) else [])
     return prog.status(name) + (f" ({', '.join(notes)})" if notes else "")
 
 

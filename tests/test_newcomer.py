@@ -64,7 +64,7 @@ def test_a_notebook_is_graded_by_the_exercise_cell_alone_and_recorded_as_the_not
     out = devcourse(folder, "check", "noise_batch", notebook)
     assert out.returncode == 0, out.stdout
     assert "Not recorded in your progress" not in out.stdout and "Next:" in out.stdout
-    assert re.search(r"noise_batch +\| .* \| done \(file, notebook\) ", devcourse(folder, "list").stdout)
+    assert re.search(r"noise_batch +\| .* \| done \(both\) ", devcourse(folder, "list").stdout)
     out = devcourse(folder, "reset", "noise_batch", "--yes")  # the file's pass is forgotten ...
     assert "its status is cleared (noise_batch stays done: its notebook cell passed)." in out.stdout
     assert re.search(r"noise_batch +\| .* \| done \(notebook\) ", devcourse(folder, "list").stdout)  # not this one
