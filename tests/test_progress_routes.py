@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import time
 
@@ -19,7 +20,7 @@ import pexpect
 import pytest
 from nbclient import NotebookClient
 
-from grader import course, notebooks
+from grader import ROOT, course, notebooks
 from tests.learner import DEVCOURSE, devcourse, exercise_file, fix, learner_env, make_course_copy
 
 HANG_GUARD = 300  # seconds: only ever reached when something hangs
@@ -96,6 +97,8 @@ def test_a_slow_check_beside_fast_ones_loses_none_of_their_progress(folder, shar
     assert f"3 of {len(course.load())} exercises done, {points} of" in listing
     # "Next" is the first exercise neither done nor skipped in course order, not the one after the last pass
     assert "Next: pick_device" in listing
+    capstones = [e.name for e in course.load() if e.capstone]
+    assert re.findall(r"\| (\w+) \* +\|", listing) == capstones and len(capstones) == 4  # marked, piped too
     # a skip of a done exercise changes nothing
     out = devcourse(folder, "skip", "causal_mask")
     assert out.returncode == 0
@@ -104,6 +107,16 @@ def test_a_slow_check_beside_fast_ones_loses_none_of_their_progress(folder, shar
 
 
 def test_check_all_beside_watch_and_s_right_after_a_pass(folder, shared):
+    # causal_mask passed in its notebook, and its file holds a failed attempt: --all must not take the pass away
+    shutil.copytree(ROOT / "notebooks", folder / "notebooks")
+    notebook = folder / notebooks.notebook_path("tensors-and-devices").relative_to(ROOT)
+    nb = json.loads(notebook.read_text())
+    cell = next(c for c in nb["cells"] if "".join(c["source"]).startswith("%%exercise causal_mask"))
+    cell["source"] = "%%exercise causal_mask\n" + course.get("causal_mask").solution_file.read_text()
+    notebook.write_text(json.dumps(nb))
+    assert devcourse(folder, "check", "causal_mask", str(notebook)).returncode == 0
+    attempt = exercise_file(folder, "causal_mask")
+    attempt.write_text(attempt.read_text() + "# an attempt\n")
     started, gate = fix_behind_a_gate(folder, "noise_batch", shared)
     # check --all stops at the first missing file: this one keeps it to the first four exercises.
     exercise_file(folder, course.load()[4].name).unlink()
@@ -130,11 +143,14 @@ def test_check_all_beside_watch_and_s_right_after_a_pass(folder, shared):
     data = progress(folder)["exercises"]
     assert data["masked_mean"]["status"] == "done" and "skipped" not in data["masked_mean"]
     assert data["noise_batch"]["status"] == "done"  # recorded by --all
-    assert "pick_device" not in data and "causal_mask" not in data  # graded by --all, untouched: not started
+    assert "pick_device" not in data  # graded by --all, as shipped and never checked: not started
+    assert (data["causal_mask"]["file"]["passed"], data["causal_mask"]["status"]) == (False, "done")
     listing = devcourse(folder, "list").stdout
     assert re.search(r"pick_device +\| .* \| not started", listing)
-    points = course.get("masked_mean").points + course.get("noise_batch").points
-    assert f"2 of {len(course.load())} exercises done, {points} of" in listing
+    assert re.search(r"causal_mask +\| .* \| done \(notebook\)", listing)
+    points = sum(course.get(n).points for n in ("masked_mean", "noise_batch", "causal_mask"))
+    assert f"3 of {len(course.load())} exercises done, {points} of" in listing
+    assert "Next: pick_device" in listing
 
 
 def outputs_text(cell) -> str:
@@ -181,5 +197,6 @@ def test_a_notebook_kernel_beside_a_terminal_and_one_rule_for_both(folder, share
         assert "does not pass yet" in outputs_text(check)
         client.execute_cell(listing, 3)
         assert re.search(r"masked_mean +\| .* \| done \(file\)", outputs_text(listing)), outputs_text(listing)
+        assert "Next: masked_mean" not in outputs_text(listing)
     entry = progress(folder)["exercises"]["masked_mean"]
     assert (entry["file"]["passed"], entry["notebook"]["passed"], entry["status"]) == (True, False, "done")
