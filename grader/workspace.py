@@ -8,7 +8,7 @@
   clone. The learner edits
   `<folder>/exercises/<path>`; graders, solutions and `course.toml` are always the course's own.
 * The **state folder** is `<folder>/.devcourse/` (`DEVCOURSE_STATE_DIR` chooses another): `progress.json`
-  (grader.progress) and, from notebooks, the code of each exercise cell (`notebook/<name>.py`). It is in
+  and its lock, `progress.json.lock` (grader.progress), and, from notebooks, the code of each exercise cell (`notebook/<name>.py`). It is in
   `.gitignore`; deleting it starts the course afresh.
 * The **shipped version** of each exercise file, which `devcourse reset` restores, is a copy inside the
   package (`grader/shipped_exercises.json`), written with the notebooks by `python -m grader.notebooks` and
