@@ -22,7 +22,8 @@ else the next one is the first in course order that is neither done nor skipped.
 Several `devcourse` commands and notebook kernels may write at once: every change re-reads the file under a
 lock (a sibling `progress.json.lock`, held only while changing), changes only what its command graded, and
 replaces the file by a rename of a complete, synced copy, so that neither a concurrent writer nor a crash or
-kill mid-write loses anything. A progress file of version 1 is read as version 2 (its status becomes the
+kill mid-write loses anything. A JSON file rather than SQLite: the learner (and a script) can read it, and
+an older file needs no conversion step. A progress file of version 1 is read as version 2 (its status becomes the
 file route's result) and written as version 2 on the next change. A file that cannot be read is moved aside
 as `progress.json.corrupt-<time>`, never overwritten, and the learner is told.
 """
