@@ -29,7 +29,7 @@ from rich.text import Text
 
 from grader import course, daemon, milestones, report, targets, workspace
 from grader.classroom import cli as classroom_cli
-from grader.progress import Progress
+from grader.progress import FILE, NOTEBOOK, Progress
 from grader.report import hint_text
 from grader.targets import UsageError, exercise, grade, missing_file_message
 
@@ -65,8 +65,6 @@ def after_pass(prog: Progress, ex: course.Exercise) -> None:
     if nxt is None:
         _say("That was the last one: every exercise is done or skipped.", "bold green")
     elif nxt.name != ex.name:
-        prog.data["current"] = nxt.name
-        prog.save()
         console.print(Text.assemble("Next: ", (nxt.name, "bold"), f" ({nxt.title}) in ",
                                     (workspace.shown(workspace.exercise_file(nxt)), "cyan"),
                                     ": devcourse check ", (nxt.name, "bold"), " (or devcourse watch)."))
@@ -82,7 +80,8 @@ def cmd_list(args) -> int:
             "done": done, "total": total, "points": earned, "total_points": points,
             "next": nxt.name if nxt else None,
             "exercises": [{"number": e.number, "name": e.name, "chapter": e.chapter, "title": e.title,
-                           "points": e.points, "status": prog.status(e.name), "gave_up": prog.gave_up(e.name),
+                           "points": e.points, "capstone": e.capstone, "status": prog.status(e.name),
+                           "passed_in": prog.passed_in(e.name), "gave_up": prog.gave_up(e.name),
                            "file": workspace.shown(workspace.exercise_file(e))} for e in course.load()],
         }, indent=1))
         return 0
@@ -90,17 +89,23 @@ def cmd_list(args) -> int:
     return 0
 
 
-def not_recorded(ex: course.Exercise, file: Path, args) -> str | None:
-    """Why this check does not count as the exercise's progress, or None when it does: progress comes only from
-    a full check (every leg) of the learner's own file for the exercise."""
+def progress_route(ex: course.Exercise, file: Path, args) -> tuple[str | None, str | None]:
+    """(the route this check counts for in the exercise's progress, None when it does not count; why not).
+    Progress comes only from a full check (every leg) of the learner's own code for the exercise: its file
+    under exercises/, or a notebook's `%%exercise NAME` cell (grader.progress)."""
     own = workspace.exercise_file(ex)
     if args.solution:
-        return f"you checked the reference solution, not {workspace.shown(own)}"
-    if file.resolve() != own.resolve():
-        return f"you checked {workspace.shown(Path(args.file))}, not {workspace.shown(own)}"
+        return None, f"you checked the reference solution, not {workspace.shown(own)}"
     if args.device is not None:
-        return f"a check limited to --device {args.device} is not a full check (devcourse check {ex.name} is)"
-    return None
+        return None, f"a check limited to --device {args.device} is not a full check (devcourse check {ex.name} is)"
+    if file.resolve() == own.resolve():
+        return FILE, None
+    given = Path(args.file) if args.file else file
+    if file.resolve() == workspace.notebook_file(ex).resolve() or (
+            given.suffix == ".ipynb" and file.resolve() != given.resolve()):  # its %%exercise cell was found
+        return NOTEBOOK, None
+    return None, (f"you checked {workspace.shown(given)}, not {workspace.shown(own)} nor a notebook's "
+                  f"%%exercise {ex.name} cell")
 
 
 def cmd_check(args) -> int:
@@ -120,9 +125,9 @@ def cmd_check(args) -> int:
     if not args.json:
         _say(f"Checking {ex.name} ({shown}) ...", "dim")
     g = grade(ex, file, args.device, args.timeout)
-    why_not = not_recorded(ex, file, args)
-    if why_not is None:
-        prog.record_check(ex, g.passed)
+    route, why_not = progress_route(ex, file, args)
+    if route is not None:
+        prog.record_check(ex, g.passed, route)
     if args.json:
         print(json.dumps({**report.grade_json(g, shown), "recorded": why_not is None,
                           **({"not_recorded": why_not} if why_not else {})}, indent=1))
@@ -147,13 +152,12 @@ def check_all(args) -> int:
         if not args.json:
             _say(f"checking {ex.number}/{len(course.load())} {ex.name} ...", "dim")
         g = grade(ex, file, args.device, args.timeout)
-        if args.device is None:
-            prog.record_check(ex, g.passed, make_current=False)
+        # an exercise whose file is untouched and was never checked stays "not started"
+        if args.device is None and (workspace.edited(ex) or prog.result(ex.name, FILE) is not None):
+            prog.record_check(ex, g.passed, chosen=False)
         grades.append(g)
     passed = all(g.passed for g in grades)
     first = next((g.exercise for g in grades if not g.passed), None)
-    if first is not None and args.device is None:
-        prog.make_current(first)  # what the output below calls next, `list` and `check` call next too
     if args.json:
         print(json.dumps({"passed": passed, "recorded": args.device is None,
                           "exercises": [report.grade_json(g) for g in grades]}, indent=1))
@@ -205,8 +209,10 @@ def cmd_reset(args) -> int:
         return 1
     file.parent.mkdir(parents=True, exist_ok=True)
     file.write_text(shipped, encoding="utf-8")
-    Progress.load().forget_status(ex)  # the file is broken again: not done until a check says so
-    _say(f"Restored {workspace.shown(file)} as shipped (with its bug); its status is cleared.", "green")
+    prog = Progress.load()
+    prog.forget_file_result(ex)  # the file is broken again: not done from it until a check says so
+    kept = f" ({ex.name} stays done: its notebook cell passed)" if prog.passed_in(ex.name) else ""
+    _say(f"Restored {workspace.shown(file)} as shipped (with its bug); its status is cleared{kept}.", "green")
     return 0
 
 
@@ -243,7 +249,9 @@ def cmd_start(args) -> int:
 def cmd_skip(args) -> int:
     prog = Progress.load()
     ex = exercise(args.name, prog)
-    prog.skip(ex)
+    if not prog.skip(ex):
+        _say(f"{ex.name} is done: there is nothing to skip, and it keeps its points.")
+        return 0
     nxt = prog.next_exercise()
     _say(f"Skipped {ex.name}; `devcourse start {ex.name}` comes back to it."
          + (f" Next: {nxt.name}." if nxt else ""))

@@ -35,6 +35,11 @@ class Exercise:
     number: int = field(default=0, compare=False)
 
     @property
+    def capstone(self) -> bool:
+        """The last exercise of a part of the book, several of its bugs in one program: its title says so."""
+        return self.title.startswith("Capstone:")
+
+    @property
     def exercise_file(self) -> Path:
         return ROOT / "exercises" / self.path
 

@@ -20,7 +20,7 @@ import shlex
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
 from grader import course, milestones, report, targets, workspace
-from grader.progress import Progress
+from grader.progress import NOTEBOOK, Progress
 
 
 class Shown:
@@ -69,8 +69,8 @@ def check(name: str, device: str | None = None, timeout: float | None = None):
                                        style="red", markup=False))
     grade = targets.grade(ex, path, device, timeout)
     prog = Progress.load()
-    if device is None:  # progress comes from full checks only (grader.progress)
-        prog.record_check(ex, grade.passed)
+    if device is None:  # progress comes from full checks only, this one by the notebook route (grader.progress)
+        prog.record_check(ex, grade.passed, NOTEBOOK)
     reached = milestones.after_pass(prog, ex) if grade.passed and device is None else []
 
     def render(console):

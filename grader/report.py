@@ -346,17 +346,30 @@ def progress_bar(console: Console, done: int, total: int, width: int = 30) -> Te
 STATUS_STYLE = {"done": "green", "failing": "red", "skipped": "yellow", "not started": "dim"}
 
 
+def status_label(prog, name: str) -> str:
+    """The exercise's status for `list`; a pass says where it comes from (`file`, `notebook` or `both`), and
+    a gave-up says so."""
+    routes = prog.passed_in(name) if prog.status(name) == "done" else []
+    notes = (["both"] if len(routes) > 1 else routes) + (["gave up"] if prog.gave_up(name) else [])
+    return prog.status(name) + (f" ({', '.join(notes)})" if notes else "")
+
+
 def print_list(console: Console, prog, nxt: course.Exercise | None) -> None:
     table = Table(box=_box(console), header_style="bold")
     for col in ("#", "exercise", "chapter", "points", "status"):
         table.add_column(col, justify="right" if col in ("#", "points") else "left")
     for ex in course.load():
         status = prog.status(ex.name)
-        label = status + (" (gave up)" if prog.gave_up(ex.name) else "")
+        label = status_label(prog, ex.name)
         marker = _sym(console, "▶ ", "> ") if nxt is not None and ex.name == nxt.name else ""
-        table.add_row(str(ex.number), Text(marker + ex.name, style="bold" if marker else ""), ex.chapter,
-                      str(ex.points), Text(label, style=STATUS_STYLE.get(status, "")))
+        name = Text(marker + ex.name, style="bold" if marker else "")
+        if ex.capstone:
+            name.append(" " + _sym(console, "★", "*"), style="magenta")
+        table.add_row(str(ex.number), name, ex.chapter, str(ex.points),
+                      Text(label, style=STATUS_STYLE.get(status, "")))
     console.print(table)
+    console.print(Text(f"{_sym(console, '★', '*')} a capstone: several bugs of its part of the book in one program",
+                       style="dim"))
     done, total, earned, points = prog.totals()
     console.print(Text.assemble(progress_bar(console, done, total), f" {done} of {total} exercises done, "
                                 f"{earned} of {points} points"))

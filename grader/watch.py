@@ -107,6 +107,7 @@ class Watcher:
         file = workspace.exercise_file(self.ex)
         if self.console.is_terminal:
             self.console.clear()
+        self.prog = Progress.load()  # other commands and notebooks may have recorded checks meanwhile
         done, total, earned, points = self.prog.totals()
         self.say(Text.assemble(report.progress_bar(self.console, done, total, width=20),
                                f" {done}/{total} done, {earned}/{points} points   ",
@@ -143,7 +144,6 @@ class Watcher:
             return
         g = outcome
         if self.device is None:  # progress comes from full checks only (grader.progress)
-            self.prog = Progress.load()  # another command may have written it meanwhile
             self.prog.record_check(self.ex, g.passed)
         self.passed = g.passed
         report.print_grade(self.console, g, workspace.shown(file), hint_command="press h for a hint")
@@ -164,7 +164,8 @@ class Watcher:
         self.say(report.hint_text(self.ex, n, more="press h again"))
 
     def move_on(self, skip: bool = False) -> bool:
-        """To the next exercise; False when there is none."""
+        """To the next exercise; False when there is none. Skipping a done exercise just moves on: a skip
+        never takes a pass away."""
         self.prog = Progress.load()
         if skip:
             self.prog.skip(self.ex)
@@ -205,6 +206,7 @@ class Watcher:
                     elif value == "h":
                         self.hint()
                     elif value == "l":
+                        self.prog = Progress.load()
                         report.print_list(self.console, self.prog, self.prog.next_exercise())
                         self.footer()
                     elif value == "n":

@@ -8,7 +8,7 @@
   clone. The learner edits
   `<folder>/exercises/<path>`; graders, solutions and `course.toml` are always the course's own.
 * The **state folder** is `<folder>/.devcourse/` (`DEVCOURSE_STATE_DIR` chooses another): `progress.json`
-  (grader.progress) and, from notebooks, the code of each exercise cell (`notebook/<name>.py`). It is in
+  and its lock, `progress.json.lock` (grader.progress), and, from notebooks, the code of each exercise cell (`notebook/<name>.py`). It is in
   `.gitignore`; deleting it starts the course afresh.
 * The **shipped version** of each exercise file, which `devcourse reset` restores, is a copy inside the
   package (`grader/shipped_exercises.json`), written with the notebooks by `python -m grader.notebooks` and
@@ -110,6 +110,14 @@ def shipped_source(ex: Exercise) -> str:
     except (FileNotFoundError, KeyError):
         raise LookupError(f"the package has no shipped copy of exercises/{ex.path}: reinstall the course, or "
                           "(authors) run python -m grader.notebooks") from None
+
+
+def edited(ex: Exercise) -> bool:
+    """Whether the learner's file for `ex` differs from the shipped one (True when either cannot be read)."""
+    try:
+        return exercise_file(ex).read_text(encoding="utf-8") != shipped_source(ex)
+    except (OSError, UnicodeDecodeError, LookupError):
+        return True
 
 
 def shipped_table() -> dict[str, str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from grader import cli, course, daemon, workspace
-from grader.progress import DONE, FAILING, NOT_STARTED, SKIPPED, Progress
+from grader.progress import DONE, FAILING, NOTEBOOK, NOT_STARTED, SKIPPED, Progress
 from grader.runner import CheckResult, Grade
 from tests.learner import BOX_CHARACTERS, exercise_file, fix, make_course_copy
 
@@ -71,7 +71,8 @@ def test_a_passing_check_is_recorded_and_points_at_the_next_exercise(folder, gra
     assert f"Next: {SECOND.name} ({SECOND.title}) in exercises/{SECOND.path}: devcourse check {SECOND.name}" in out
     assert "Not recorded" not in out
     prog = progress()
-    assert prog.status(FIRST.name) == DONE and prog.data["current"] == SECOND.name
+    assert prog.status(FIRST.name) == DONE and prog.passed_in(FIRST.name) == ["file"]
+    assert prog.next_exercise() == SECOND
     assert graded == [(FIRST.name, (folder / "exercises" / FIRST.path).resolve(), None)]
 
 
@@ -99,7 +100,8 @@ def test_only_a_full_check_of_the_learners_own_file_is_recorded(folder, graded, 
     assert code == (1 if how == "device" else 0)
     why = {"solution": f"you checked the reference solution, not exercises/{FIRST.path}",
            "device": f"a check limited to --device cpu is not a full check (devcourse check {FIRST.name} is)",
-           "other file": f"you checked {other}, not exercises/{FIRST.path}"}[how]
+           "other file": f"you checked {other}, not exercises/{FIRST.path} nor a notebook's %%exercise "
+                         f"{FIRST.name} cell"}[how]
     assert f"Not recorded in your progress: {why}." in out, out
     assert "Next:" not in out  # nothing reached
     assert progress().status(FIRST.name) == NOT_STARTED
@@ -148,8 +150,14 @@ def test_the_last_exercise_passing_says_so(folder, graded, capsys):
 
 
 # ------------------------------------------------------------------------------------------------ check --all
-def test_check_all_records_every_exercise_and_makes_the_first_failing_current(folder, graded, capsys):
+def test_check_all_records_the_edited_exercises_and_takes_no_other_pass_away(folder, graded, capsys):
     fix(folder, FIRST.name)
+    edited = exercise_file(folder, SECOND.name)
+    edited.write_text(edited.read_text() + "# tried something\n")
+    Progress.load().record_check(LAST, True, NOTEBOOK)  # passed in its notebook; its file is still broken
+    broken = exercise_file(folder, LAST.name)
+    broken.write_text(broken.read_text() + "# tried something\n")
+    Progress.load().record_check(EXERCISES[3], True, chosen=False)  # passed once, its file since put back by hand
     code, out = run(capsys, "check", "--all")
     assert code == 1
     assert [name for name, _, _ in graded] == [ex.name for ex in EXERCISES]
@@ -159,7 +167,12 @@ def test_check_all_records_every_exercise_and_makes_the_first_failing_current(fo
     assert "Not recorded" not in out
     prog = progress()
     assert prog.status(FIRST.name) == DONE and prog.status(SECOND.name) == FAILING
-    assert prog.data["current"] == SECOND.name
+    assert prog.status(EXERCISES[2].name) == NOT_STARTED  # as shipped and never checked: not the learner's check
+    assert prog.status(EXERCISES[3].name) == FAILING  # as shipped, but checked before: its file fails now
+    assert prog.status(LAST.name) == DONE and prog.passed_in(LAST.name) == ["notebook"]
+    assert prog.result(LAST.name, "file") is False
+    assert prog.next_exercise() == SECOND and prog.data["current"] == LAST.name  # --all chooses nothing
+    assert re.search(rf"{LAST.name} .*\| done \(notebook\)", run(capsys, "list")[1])
 
 
 def test_check_all_on_one_device_records_nothing(folder, graded, capsys):
@@ -218,8 +231,14 @@ def test_list_prints_the_exercises_and_json_for_scripts(folder, capsys):
     assert code == 0 and out.startswith('{\n "done": 0')
     assert data["next"] == FIRST.name and data["total"] == len(EXERCISES) and data["done"] == 0
     assert data["exercises"][0] == {"number": 1, "name": FIRST.name, "chapter": FIRST.chapter, "title": FIRST.title,
-                                    "points": FIRST.points, "status": NOT_STARTED, "gave_up": False,
-                                    "file": f"exercises/{FIRST.path}"}
+                                    "points": FIRST.points, "capstone": False, "status": NOT_STARTED,
+                                    "passed_in": [], "gave_up": False, "file": f"exercises/{FIRST.path}"}
+    assert [e["name"] for e in data["exercises"] if e["capstone"]] == [
+        e.name for e in EXERCISES if e.title.startswith("Capstone:")] and len(course.parts()) == 4
+    code, out = run(capsys, "list")
+    capstones = re.findall(r"\| (\w+) \* +\|", out)
+    assert capstones == [e["name"] for e in data["exercises"] if e["capstone"]] and len(capstones) == 4, out
+    assert "* a capstone: several bugs of its part of the book in one program" in out
     for ex in EXERCISES:
         run(capsys, "skip", ex.name)
     data = json.loads(run(capsys, "list", "--json")[1])
@@ -296,13 +315,23 @@ def test_start_and_skip_move_the_current_exercise(folder, capsys):
     code, out = run(capsys, "skip")
     assert code == 0 and f"Skipped {SECOND.name}; `devcourse start {SECOND.name}` comes back to it." in out
     assert progress().status(SECOND.name) == SKIPPED
-    assert f" Next: {EXERCISES[2].name}." in out
+    assert f" Next: {FIRST.name}." in out  # the first not done nor skipped, in course order
     for ex in EXERCISES:
         run(capsys, "skip", ex.name)
     code, out = run(capsys, "skip", LAST.name)
     assert code == 0 and "Next:" not in out
     code, out = run(capsys, "check")
     assert code == 2 and "every exercise is done or skipped" in out
+
+
+def test_skip_never_takes_a_pass_away(folder, graded, capsys):
+    fix(folder, FIRST.name)
+    run(capsys, "check", FIRST.name)
+    before = progress().totals()
+    code, out = run(capsys, "skip", FIRST.name)
+    assert code == 0 and f"{FIRST.name} is done: there is nothing to skip, and it keeps its points." in out
+    assert progress().status(FIRST.name) == DONE and progress().totals() == before == (1, len(EXERCISES),
+                                                                                          FIRST.points, before[3])
 
 
 def test_stop_says_whether_grading_processes_ran(folder, capsys, monkeypatch):

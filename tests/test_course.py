@@ -29,6 +29,13 @@ def test_course_has_exercises():
     assert len(EXERCISES) >= 3
 
 
+def test_each_part_ends_with_its_one_capstone():
+    # `devcourse list` marks the capstones (Exercise.capstone, from the title), as the README promises one a part
+    for part in course.parts():
+        in_part = [e for e in EXERCISES if e.chapter in part.chapters]
+        assert [e.name for e in in_part if e.capstone] == [in_part[-1].name], part.caption
+
+
 @pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
 def test_exercise_files_exist(ex):
     for f in (ex.exercise_file, ex.solution_file, ex.grader_file, ex.chapter_file):

@@ -33,7 +33,7 @@ def saved(path) -> dict:
 # ------------------------------------------------------------------------------------ progress: reading
 def test_a_new_progress_is_empty_and_marks_a_newcomer(path):
     p = Progress.load(path)
-    assert p.data == {"version": 1, "current": None, "exercises": {}, "welcomed": False}
+    assert p.data == {"version": 2, "current": None, "exercises": {}, "welcomed": False}
     assert not path.exists()  # nothing written by reading
     assert p.status(FIRST.name) == NOT_STARTED == "not started"
     assert (p.gave_up(FIRST.name), p.ever_passed(FIRST.name), p.hints_seen(FIRST.name)) == (False, False, 0)
@@ -54,20 +54,21 @@ def test_a_progress_file_from_before_the_welcome_is_not_a_newcomer(path):
     path.write_text(json.dumps({"version": 1, "exercises": {}}))
     assert Progress.load(path).data["welcomed"] is True
     path.write_text(json.dumps({}))  # an empty object: no version, but nothing to lose either
-    assert Progress.load(path).data["version"] == 1 and not list(path.parent.glob("*.corrupt-*"))
+    assert Progress.load(path).data["version"] == 2 and not list(path.parent.glob("*.corrupt-*"))
 
 
 @pytest.mark.parametrize("content, why", [
     ("{not json", "it is not valid JSON"),
     ("[1, 2]", "it does not hold an object"),
-    ('{"version": 2, "exercises": {}}', "it is of another version (2, this course writes 1)"),
+    ('{"version": 3, "exercises": {}}', "it is of another version (3, this course writes 2)"),
+    ('{"version": 2, "exercises": [1]}', 'its "exercises" is not an object'),
     (b"\xff\xfe", "it is not valid JSON"),
 ])
 def test_an_unreadable_progress_file_is_moved_aside_and_said(path, capsys, content, why):
     path.parent.mkdir(parents=True)
     (path.write_bytes if isinstance(content, bytes) else path.write_text)(content)
     p = Progress.load(path)
-    assert p.data["exercises"] == {} and p.data["version"] == 1
+    assert p.data["exercises"] == {} and p.data["version"] == 2
     (kept,) = path.parent.glob("progress.json.corrupt-*")
     assert kept.read_bytes() == (content if isinstance(content, bytes) else content.encode())
     err = capsys.readouterr().err
@@ -95,43 +96,65 @@ def test_a_progress_file_that_cannot_be_moved_aside_stops_with_status_2(path, ca
 
 
 # ------------------------------------------------------------------------------------ progress: writing
-def test_a_check_is_counted_and_sets_the_status_and_the_current_exercise(path):
+def test_each_route_keeps_its_latest_check_and_either_pass_makes_it_done(path):
     p = Progress.load(path)
     p.record_check(SECOND, passed=False)
     entry = saved(path)["exercises"][SECOND.name]
-    assert entry["status"] == FAILING and entry["checks"] == 1 and "passed_once" not in entry
-    assert saved(path)["current"] == SECOND.name
-    p.record_check(SECOND, passed=True)
+    assert entry["file"]["passed"] is False and entry["file"]["checks"] == 1 and "passed_once" not in entry
+    assert entry["status"] == FAILING and saved(path)["current"] == SECOND.name
+    p.record_check(SECOND, passed=True, route=progress.NOTEBOOK)
     entry = saved(path)["exercises"][SECOND.name]
-    assert entry["status"] == DONE and entry["checks"] == 2 and entry["passed_once"] is True
-    assert len(entry["last_check"]) == len("2026-01-01T00:00:00")
-    p.record_check(SECOND, passed=False)  # broken again: failing, but its solution stays unlocked
-    assert p.status(SECOND.name) == FAILING and p.ever_passed(SECOND.name)
-    p.record_check(THIRD, passed=True, make_current=False)  # check --all: the current one is chosen after
+    assert entry["status"] == DONE and entry["passed_once"] is True and entry["notebook"]["checks"] == 1
+    assert len(entry["notebook"]["last_check"]) == len("2026-01-01T00:00:00")
+    assert p.passed_in(SECOND.name) == ["notebook"] and p.result(SECOND.name, "file") is False
+    p.record_check(SECOND, passed=False)  # the other route fails again: the notebook's pass stays
+    assert p.status(SECOND.name) == DONE and saved(path)["exercises"][SECOND.name]["file"]["checks"] == 2
+    p.record_check(SECOND, passed=True)
+    assert p.passed_in(SECOND.name) == ["file", "notebook"]
+    p.record_check(SECOND, passed=False, route=progress.NOTEBOOK)
+    p.record_check(SECOND, passed=False)  # both routes' latest checks failed: failing, the solution unlocked
+    assert p.status(SECOND.name) == FAILING and p.ever_passed(SECOND.name) and p.passed_in(SECOND.name) == []
+    p.record_check(THIRD, passed=True, chosen=False)  # check --all: the current one stays
     assert saved(path)["current"] == SECOND.name and p.status(THIRD.name) == DONE
-    p.make_current(THIRD)
-    assert saved(path)["current"] == THIRD.name
+    with pytest.raises(ValueError, match="unknown route"):
+        p.record_check(THIRD, passed=True, route="elsewhere")
 
 
-def test_the_next_exercise_is_the_first_not_done_nor_skipped_from_the_current_one_on(path):
+def test_the_next_exercise_is_the_chosen_one_until_done_else_the_first_not_done_nor_skipped(path):
     p = Progress.load(path)
     p.record_check(FIRST, passed=True)
     assert p.next_exercise() == SECOND
-    p.skip(SECOND)
+    assert p.skip(SECOND) is True
     assert p.status(SECOND.name) == SKIPPED and p.next_exercise() == THIRD
-    p.make_current(LAST)
+    p.start(LAST)
     assert p.next_exercise() == LAST
-    p.record_check(LAST, passed=True)  # the last one done: back to the start, past the done and the skipped
+    p.record_check(LAST, passed=True)  # the chosen one done: the first one not done nor skipped, in course order
     assert p.next_exercise() == THIRD
+    p.record_check(SECOND, passed=False, chosen=False)  # check --all does not end a skip ...
+    assert p.status(SECOND.name) == SKIPPED
+    p.record_check(SECOND, passed=False)  # ... a check of that exercise does
+    assert p.status(SECOND.name) == FAILING and p.next_exercise() == SECOND
+    p.skip(SECOND)
     for ex in EXERCISES:
         if p.status(ex.name) == NOT_STARTED:
-            p.record_check(ex, passed=True, make_current=False)
+            p.record_check(ex, passed=True, chosen=False)
     assert p.next_exercise() is None  # done or skipped, every one
     p.start(SECOND)  # back to the skipped one: no longer skipped, and current
-    assert p.status(SECOND.name) == NOT_STARTED and p.data["current"] == SECOND.name
+    assert p.status(SECOND.name) == FAILING and p.data["current"] == SECOND.name
     assert p.next_exercise() == SECOND
     p.data["current"] = "no_longer_in_the_course"
     assert p.next_exercise() == SECOND
+
+
+def test_a_skip_never_takes_a_pass_away(path):
+    p = Progress.load(path)
+    p.record_check(FIRST, passed=True, route=progress.NOTEBOOK)
+    before = saved(path)
+    assert p.skip(FIRST) is False and saved(path) == before and p.earned(FIRST) == FIRST.points
+    p.record_check(SECOND, passed=False)
+    assert p.skip(SECOND) is True
+    p.record_check(SECOND, passed=True, chosen=False)  # a pass, even from check --all, ends the skip
+    assert p.status(SECOND.name) == DONE and "skipped" not in saved(path)["exercises"][SECOND.name]
 
 
 def test_points_count_done_exercises_not_given_up(path):
@@ -147,16 +170,17 @@ def test_points_count_done_exercises_not_given_up(path):
     assert p.totals() == (2, len(EXERCISES), SECOND.points, sum(e.points for e in EXERCISES))
 
 
-def test_reset_forgets_done_and_failing_but_not_skipped(path):
+def test_reset_forgets_the_file_result_only(path):
     p = Progress.load(path)
     p.record_check(FIRST, passed=True)
     p.record_check(SECOND, passed=False)
     p.skip(THIRD)
-    for ex in (FIRST, SECOND, THIRD):
-        p.forget_status(ex)
-    p.forget_status(LAST)  # never started: nothing to forget, no entry made
-    assert [p.status(e.name) for e in (FIRST, SECOND, THIRD)] == [NOT_STARTED, NOT_STARTED, SKIPPED]
-    assert LAST.name not in saved(path)["exercises"] and saved(path)["exercises"][FIRST.name]["passed_once"]
+    p.record_check(LAST, passed=True, route=progress.NOTEBOOK)
+    for ex in (FIRST, SECOND, THIRD, LAST):
+        p.forget_file_result(ex)
+    p.forget_file_result(EXERCISES[3])  # never started: nothing to forget, no entry made
+    assert [p.status(e.name) for e in (FIRST, SECOND, THIRD, LAST)] == [NOT_STARTED, NOT_STARTED, SKIPPED, DONE]
+    assert EXERCISES[3].name not in saved(path)["exercises"] and saved(path)["exercises"][FIRST.name]["passed_once"]
 
 
 def test_hints_keep_the_highest_seen(path):
@@ -174,7 +198,8 @@ def test_the_file_is_written_whole_sorted_and_nothing_else_is_left(path):
     text = path.read_text()
     assert text.endswith("}\n") and json.loads(text) == p.data
     assert text == json.dumps(p.data, indent=1, sort_keys=True) + "\n"
-    assert os.listdir(path.parent) == ["progress.json"]  # the temporary file was renamed, not left
+    # the temporary file was renamed, not left; the lock's file stays (removing it would race a waiting writer)
+    assert sorted(os.listdir(path.parent)) == ["progress.json", "progress.json.lock"]
 
 
 # ------------------------------------------------------------------------------------ classroom blocks

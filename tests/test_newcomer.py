@@ -38,7 +38,7 @@ def headline(stdout: str) -> str:
 
 
 # ------------------------------------------------------------------------------------ what is recorded
-def test_a_notebook_is_graded_by_the_exercise_cell_alone_and_records_nothing(folder):
+def test_a_notebook_is_graded_by_the_exercise_cell_alone_and_recorded_as_the_notebook(folder):
     shutil.copytree(ROOT / "notebooks", folder / "notebooks")
     notebook = "notebooks/01-tensors-and-devices.ipynb"
     fix(folder, "noise_batch")
@@ -51,9 +51,10 @@ def test_a_notebook_is_graded_by_the_exercise_cell_alone_and_records_nothing(fol
     assert f"the %%exercise cell of noise_batch in {notebook}" in out.stdout
     assert "pass device= to the function that creates it" in out.stdout
     assert re.search(r"\| noise lands on the requested device +\| +ok +\| +FAIL +\| +FAIL +\|", out.stdout)
-    assert (f"Not recorded in your progress: you checked {notebook}, not exercises/01_tensors/noise_batch.py"
-            in out.stdout)
-    assert status(folder, "noise_batch") == "done"  # a check of another file did not undo it
+    assert "Not recorded" not in out.stdout  # the exercise's cell: the notebook route, as the notebook's own check
+    assert status(folder, "noise_batch") == "done"  # a failing check of the notebook did not undo the file's pass
+    assert progress(folder)["exercises"]["noise_batch"]["notebook"]["passed"] is False
+    assert re.search(r"noise_batch +\| .* \| done \(file\) ", devcourse(folder, "list").stdout)
 
     # the cell fixed in the notebook passes, with the other exercises' cells still broken
     nb = json.loads((folder / notebook).read_text())
@@ -62,7 +63,11 @@ def test_a_notebook_is_graded_by_the_exercise_cell_alone_and_records_nothing(fol
     (folder / notebook).write_text(json.dumps(nb))
     out = devcourse(folder, "check", "noise_batch", notebook)
     assert out.returncode == 0, out.stdout
-    assert "Not recorded in your progress" in out.stdout and "Next:" not in out.stdout
+    assert "Not recorded in your progress" not in out.stdout and "Next:" in out.stdout
+    assert re.search(r"noise_batch +\| .* \| done \(both\) ", devcourse(folder, "list").stdout)
+    out = devcourse(folder, "reset", "noise_batch", "--yes")  # the file's pass is forgotten ...
+    assert "its status is cleared (noise_batch stays done: its notebook cell passed)." in out.stdout
+    assert re.search(r"noise_batch +\| .* \| done \(notebook\) ", devcourse(folder, "list").stdout)  # not this one
 
 
 def test_a_notebook_without_the_exercise_cell_is_graded_whole(folder, tmp_path):
@@ -94,15 +99,17 @@ def test_only_a_full_check_of_the_own_file_is_recorded(folder, args, reason):
     assert "Not recorded" not in out.stdout and status(folder, "masked_mean") == "failing"
 
 
-def test_check_all_makes_the_first_failing_exercise_current(folder):
+def test_check_all_records_the_edited_exercises_only(folder):
     first, second = course.load()[:2]
     fix(folder, first.name)
+    last = exercise_file(folder, course.load()[-1].name)
+    last.write_text(last.read_text() + "# an attempt\n")
     out = devcourse(folder, "check", "--all", timeout=600)
     assert out.returncode == 1
     assert f"the first failing one: devcourse check {second.name}" in out.stdout
-    assert progress(folder)["current"] == second.name
-    assert f"Next: {second.name}" in devcourse(folder, "list").stdout
+    assert f"Next: {second.name}" in devcourse(folder, "list").stdout  # the first not done, in course order
     assert status(folder, first.name) == "done" and status(folder, course.load()[-1].name) == "failing"
+    assert status(folder, second.name) is None  # untouched: still "not started"
     assert len(summary_rows(out.stdout)) == len(course.load())  # rows, results and count agree
 
 
@@ -132,8 +139,8 @@ def test_reset_clears_the_status_at_once(folder):
     assert devcourse(folder, "check", "masked_mean").returncode == 0
     assert status(folder, "masked_mean") == "done"
     out = devcourse(folder, "reset", "masked_mean", "--yes")
-    assert out.returncode == 0 and "its status is cleared" in out.stdout
-    assert status(folder, "masked_mean") is None
+    assert out.returncode == 0 and "its status is cleared." in out.stdout
+    assert status(folder, "masked_mean") == "not started"
     assert progress(folder)["exercises"]["masked_mean"]["passed_once"] is True  # its solution stays unlocked
     assert re.search(r"masked_mean +\| device-mismatch +\| +\d+ \| not started", devcourse(folder, "list").stdout)
 

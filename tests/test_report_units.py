@@ -239,7 +239,7 @@ def test_the_list(tmp_path):
     prog.skip(exercises[1])
     text = report.render_text(lambda c: report.print_list(c, prog, exercises[2]), width=160)
     assert f"> {exercises[2].name}" in text and f"> {exercises[0].name}" not in text
-    assert "skipped (gave up)" in text and "| done" in text
+    assert "skipped (gave up)" in text and "| done (file) " in text
     points = sum(e.points for e in exercises)
     assert f"1 of {len(exercises)} exercises done, {exercises[0].points} of {points} points" in text
     assert f"Next: {exercises[2].name} ({exercises[2].title}): edit " in text
