@@ -24,47 +24,52 @@ MISMATCH = re.compile(r"(same device|to be on|on the same|device mismatch|but go
 class Analysis:
     def __init__(self, rec, steps, path: str, lines: list[str], scopes: list[dict] = ()):
         self.rec, self.steps, self.path, self.lines = rec, steps, path, lines
+        self.loops = rec.loops
         self.scopes = list(scopes)  # the script's namespaces (module, frames of its functions): who holds what
         self.m = rec.measurement
-        self.unit = 0 if steps.unit == "optimizer" else 1
-        # Where the script had no steps to count (no optimizer, no DataLoader), or fewer than two, a line counts
-        # as per step when it ran twice or more.
-        self.done = steps.done if steps.done >= 2 else 0
         self.device = str(rec.device)
 
     # ---------------------------------------------------------------------------------------- helpers
     def finding(self, code: str, message: str, line: Line | None, **kw) -> Finding:
         return Finding(code, message, self.path, line.number if line else None, line.code if line else "", **kw)
 
-    def interval(self, step: tuple) -> int:
-        return step[self.unit]
-
     def repeated(self, events) -> dict:
-        """{line: (count, per step)} of the lines whose (step, line) events happen in two steps or more (or twice,
-        where the script had no steps)."""
-        seen = defaultdict(set)
-        counts = Counter()
-        for step, line in events:
+        """{line: (count, per iteration, loop line)} of the lines whose (context, line) events happen in two
+        iterations or more of a loop of steps (grader.doctor.loops.Loops.step_loop), counted in that loop."""
+        iterations = defaultdict(lambda: defaultdict(set))  # line -> loop line -> {(uid, iteration)}
+        counts = defaultdict(Counter)  # line -> loop line -> events
+        for context, line in events:
             if line is None:
                 continue
-            seen[line].add(self.interval(step))
-            counts[line] += 1
+            found = self.loops.step_loop(context)
+            if found is None:
+                continue
+            loop, iteration = found
+            iterations[line][loop.line].add((loop.uid, iteration))
+            counts[line][loop.line] += 1
         out = {}
-        for line, steps in seen.items():
-            if (len(steps) >= 2) if self.done else counts[line] >= 2:
-                out[line] = (counts[line], max(1, round(counts[line] / max(len(steps), 1))))
+        for line, by_loop in iterations.items():
+            for loop_line, seen in sorted(by_loop.items(), key=lambda item: -len(item[1])):
+                if len(seen) >= 2:
+                    n = counts[line][loop_line]
+                    out[line] = (n, max(1, round(n / len(seen))), loop_line)
+                    break
         return out
 
-    def counter_events(self, marks_attr: str, final: Counter):
-        """(step, line) events from the cumulative counters of the boundaries, one per counted event."""
-        marks = self.steps.optimizer if self.unit == 0 else self.steps.batch
-        previous = Counter()
-        cumulative = [getattr(mark, marks_attr) for mark in marks] + [final]
-        for i, now in enumerate(cumulative):
-            for line, n in (now - previous).items():
-                for _ in range(n):
-                    yield ((i, i), line)
-            previous = now
+    @staticmethod
+    def per_iteration(loop_line: int) -> str:
+        return f"per iteration of the loop at line {loop_line}"
+
+    def main_step(self):
+        """The loop of steps whose last iteration the report's traffic shows: the one of the last optimizer step,
+        else the first loop of steps; (loop, its last iteration) or None."""
+        candidates = [self.loops.step_loop(c) for c in reversed(self.steps.optimizer_contexts)]
+        candidates += [self.loops.step_loop(((loop.uid, loop.iteration),)) for loop in self.loops.seen.values()]
+        for found in candidates:
+            if found is not None:
+                loop = found[0]
+                return loop, loop.iteration
+        return None
 
     # ---------------------------------------------------------------------------------------- findings
     def all(self) -> list[Finding]:
@@ -80,13 +85,13 @@ class Analysis:
         return out
 
     def host_reads(self):
-        final = self.m.read_lines + self.m.printed_lines
         out = []
-        for line, (n, per) in self.repeated(self.counter_events("reads", final)).items():
+        for line, (n, per, loop) in self.repeated(self.rec.reads).items():
             if self.rec.by_design[line] >= n:
                 continue  # all of them inside GradScaler (observe.BY_DESIGN)
             out.append(self.finding("host-read-per-step", (
-                f"{plural(per, 'read')} of a {self.device} value per step ({n} in the steps run): "
+                f"{plural(per, 'read')} of a {self.device} value {self.per_iteration(loop)} ({n} in the iterations "
+                "run): "
                 ".item(), float(), int(), bool(), .tolist(), an `if` on a tensor or print(t) make Python wait until "
                 "the device has done all the work queued. Keep the running value on the device (total += "
                 "loss.detach()) and read it once, after the loop or every few hundred steps."), line))
@@ -96,38 +101,33 @@ class Analysis:
         """synchronize() calls (observe.watch_synchronize), and waits for one stream or event (the measurement's)."""
         events = [(step, line) for step, line, _ in self.rec.syncs]
         own = {line for _, line in events}
-        events += [e for e in self.counter_events("syncs", self.m.sync_lines) if e[1] not in own]
+        events += [e for e in self.rec.waits if e[1] not in own]
         waited = defaultdict(set)
         for _, line, device in self.rec.syncs:
             waited[line].add(device)
         out = []
-        for line, (n, per) in self.repeated(events).items():
+        for line, (n, per, loop) in self.repeated(events).items():
             other = sorted(waited[line] - {self.device})
             note = (f" It waits for {', '.join(other)}, the current device, not {self.device} where the work runs: "
                     "as a timing it measures nothing.") if other else ""
             out.append(self.finding("sync-per-step", (
-                f"{plural(per, 'explicit synchronisation')} per step: the host waits for the device to finish "
-                "every step, so nothing overlaps. Remove it; synchronize only to time, or before reading a "
-                f"non_blocking copy.{note}"), line))
+                f"{plural(per, 'explicit synchronisation')} {self.per_iteration(loop)}: the host waits for the "
+                "device to finish every iteration, so nothing overlaps. Remove it; synchronize only to time, or "
+                f"before reading a non_blocking copy.{note}"), line))
         return out
 
     def data_dependent(self):
-        marks = self.steps.optimizer if self.unit == 0 else self.steps.batch
-        bounds = [mark.data_dependent for mark in marks]
-        events = []
-        for index, (name, line) in enumerate(zip(self.m.data_dependent, self.m.data_dependent_lines)):
-            step = sum(1 for b in bounds if b <= index)
-            events.append(((step, step), line))
+        events = self.rec.data_dependent
         names = defaultdict(set)
         for (_, line), name in zip(events, self.m.data_dependent):
             names[line].add(name)
         out = []
-        for line, (n, per) in self.repeated(events).items():
+        for line, (n, per, loop) in self.repeated(events).items():
             if line in self.rec.backward_lines:
                 continue  # the gradient of a forward operation, which is reported at its own line
             ops = ", ".join(sorted(names[line]))
             out.append(self.finding("data-dependent-shape", (
-                f"{ops} on {self.device} every step: the size of its result depends on the values on the device, "
+                f"{ops} on {self.device} in every iteration of the loop at line {loop}: the size of its result depends on the values on the device, "
                 "so the host waits for the device to know it. Keep shapes fixed: torch.where(mask, x, 0), x * "
                 "mask, or a sum divided by mask.sum() instead of boolean indexing."), line))
         return out
@@ -140,16 +140,16 @@ class Analysis:
             by_line[(c.line, c.fingerprint)].append(c)
         helpers = {}
         for (line, fingerprint), copies in by_line.items():
-            if line is None or fingerprint is None:
+            if line is None or fingerprint is None or line in helpers:
                 continue
-            steps = {self.interval(c.step) for c in copies}
-            if (len(steps) >= 2) if self.done else len(copies) >= 2:
-                helpers.setdefault(line, copies)
-        for line, copies in helpers.items():
+            found = self.repeated([(c.step, line) for c in copies])
+            if line in found:
+                helpers[line] = (copies, found[line][2])
+        for line, (copies, loop) in helpers.items():
             c = copies[-1]
             out.append(self.finding("helper-copied-per-step", (
-                f"the same values ({size(c.nbytes)}) are made on the CPU and copied to {c.dst} every step "
-                f"({plural(len(copies), 'copy', 'copies')} of identical data): make this tensor once, before the "
+                f"the same values ({size(c.nbytes)}) are made on the CPU and copied to {c.dst} in every iteration "
+                f"of the loop at line {loop} ({plural(len(copies), 'copy', 'copies')} of identical data): make this tensor once, before the "
                 "loop, directly on the device (device=x.device), or register it as a buffer of the model."), line))
         pageable = {}
         for c in h2d:
@@ -211,17 +211,17 @@ class Analysis:
     def memory_kept(self):
         """Tensors of the autograd graph kept from step to step (a list of losses, a running total that requires
         grad): their memory grows every step."""
-        if self.done < 2:
-            return []
-        last = self.done
         kept = defaultdict(set)
         sample = {}
         for h in list(self.rec.held.values()):
             t = h.ref()
             if t is None or t.grad_fn is None or h.line is None:
                 continue
-            made = self.interval(h.step)
-            if made <= last - 2:
+            found = self.loops.step_loop(h.step)
+            if found is None:
+                continue
+            loop, made = found
+            if made <= loop.iteration - 2:
                 kept[h.line].add(made)
                 sample.setdefault(h.line, t)
         out = []
@@ -231,7 +231,7 @@ class Analysis:
             holder = self.holder_line(sample[line])
             where = f" ({holder[1]})" if holder else ""
             out.append(self.finding("memory-grows", (
-                f"tensors made at {line} in earlier steps are still alive, each with its autograd graph{where}: the "
+                f"tensors made at {line} in earlier iterations are still alive, each with its autograd graph{where}: the "
                 "device memory of every step's graph is kept, and grows until it runs out. Keep loss.detach() (or "
                 "loss.item() once, at the end) instead of the loss itself."), holder[0] if holder else line))
         return out

@@ -4,7 +4,7 @@ with its step, size, pinned-ness, non_blocking and a fingerprint of what crossed
 step are a helper that belongs on the device), reads of a non_blocking copy's destination before anything
 waited, device memory held per learner line, and module state left behind when a model moves.
 
-Every event carries the step it happened in (`Recorder.step`, advanced by grader.doctor.steps) and the
+Every event carries the loop iterations it happened in (`Recorder.step`: grader.doctor.loops' context) and the
 learner's line (grader.instruments attributes it). Watching must never change what the script does: every
 hook swallows its own errors."""
 
@@ -35,7 +35,7 @@ def line() -> Line | None:
 
 @dataclass
 class CopyEvent:
-    step: tuple[int, int]  # (optimizer steps, loop iterations) done before it
+    step: tuple  # the loops running and their iterations (grader.doctor.loops.Loops.context)
     kind: str  # h2d, d2h, d2d
     line: Line | None
     nbytes: int
@@ -56,16 +56,39 @@ class LeftBehind:
 @dataclass
 class Held:
     line: Line | None
-    step: tuple[int, int]
+    step: tuple
     nbytes: int
     ref: weakref.ref
+
+
+class Logged(Counter):
+    """A Measurement's counter of events by line (host reads, syncs) that also logs each event with the loop
+    iterations it happened in, into `log` as (context, line)."""
+
+    def __init__(self, loops, log: list):
+        super().__init__()
+        self.loops, self.log = loops, log
+
+    def __setitem__(self, key, value):
+        for _ in range(value - self.get(key, 0)):
+            self.log.append((self.loops.context, key))
+        super().__setitem__(key, value)
+
+
+class LoggedList(list):
+    def __init__(self, loops, log: list):
+        super().__init__()
+        self.loops, self.log = loops, log
+
+    def append(self, item):
+        self.log.append((self.loops.context, item))
+        super().append(item)
 
 
 @dataclass
 class Recorder:
     device: torch.device
-    step_optimizer: int = 0  # optimizer steps done (grader.doctor.steps advances them)
-    step_batch: int = 0  # loop iterations done
+    loops: object = None  # grader.doctor.loops.Loops
     copies: list[CopyEvent] = field(default_factory=list)
     early_reads: list = field(default_factory=list)  # (step, line of the read, line of the copy)
     left_behind: list[LeftBehind] = field(default_factory=list)
@@ -85,9 +108,21 @@ class Recorder:
     by_design: Counter = field(default_factory=Counter)
     by_design_float64: Counter = field(default_factory=Counter)
 
+    # (context, line) of each host read, print, synchronize or stream wait, data-dependent operation
+    reads: list = field(default_factory=list)
+    waits: list = field(default_factory=list)
+    data_dependent: list = field(default_factory=list)
+
     @property
-    def step(self) -> tuple[int, int]:
-        return (self.step_optimizer, self.step_batch)
+    def step(self) -> tuple:
+        return self.loops.context
+
+    def log_into(self, m: instruments.Measurement) -> None:
+        """Log the measurement's events by line with their loop iterations, as they are counted."""
+        m.read_lines = Logged(self.loops, self.reads)
+        m.printed_lines = Logged(self.loops, self.reads)
+        m.sync_lines = Logged(self.loops, self.waits)
+        m.data_dependent_lines = LoggedList(self.loops, self.data_dependent)
 
     def on_device(self, t) -> bool:
         return isinstance(t, torch.Tensor) and t.device.type == self._type
@@ -223,6 +258,8 @@ class Watch(instruments.CountingMode):
         outs = [t for t in _tensors(out) if rec.on_device(t)]
         if not outs:
             return
+        if rec.loops.unmarked and func not in _NOT_WORK:
+            rec.loops.work()
         if (func in instruments.DATA_DEPENDENT or func in instruments.INDEXING) \
                 and torch._C._current_autograd_node() is not None:
             rec.backward_lines.add(line())
@@ -230,6 +267,13 @@ class Watch(instruments.CountingMode):
             for t in outs:
                 rec.hold(t)
 
+
+#: Device operations that do not make a loop a working one: copies to the device and initialisations (a loop that
+#: builds or initialises a model's layers is not cut).
+_NOT_WORK = set(_COPIES) | {aten.fill_.Scalar, aten.zero_.default, aten.uniform_.default, aten.normal_.default,
+                            aten.empty.memory_format, aten.zeros.default, aten.ones.default, aten.full.default,
+                            aten.detach.default, aten.lift_fresh.default, aten.random_.default,
+                            aten.arange.start_step}
 
 _MAKES_MEMORY: dict = {}  # op -> whether its outputs are new memory (not a view, not written in place)
 
@@ -247,6 +291,7 @@ def measure(device: torch.device, rec: Recorder):
     syncs, data-dependent operations, float64 on the device, peak memory), and the Recorder's events besides."""
     def watch(m: instruments.Measurement) -> Watch:
         rec.measurement = m
+        rec.log_into(m)
         return Watch(m, rec)
 
     with instruments.measure(device, mode=watch) as m:
