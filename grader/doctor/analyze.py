@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 
 import torch
 
+from grader.doctor import placement
 from grader.doctor.findings import Finding, plural, size
 from grader.instruments import Line
 
@@ -22,8 +23,9 @@ MISMATCH = re.compile(r"(same device|to be on|on the same|device mismatch|but go
 
 
 class Analysis:
-    def __init__(self, rec, steps, path: str, lines: list[str], scopes: list[dict] = ()):
+    def __init__(self, rec, steps, path: str, lines: list[str], scopes: list[dict] = (), continued=None):
         self.rec, self.steps, self.path, self.lines = rec, steps, path, lines
+        self.continued = continued  # grader.doctor.mismatch.Continue: the mismatches gone on after
         self.loops = rec.loops
         self.scopes = list(scopes)  # the script's namespaces (module, frames of its functions): who holds what
         self.m = rec.measurement
@@ -189,18 +191,9 @@ class Analysis:
 
     def left_behind(self):
         out = []
-        by_line: dict = {}
-        for item in self.rec.left_behind:
-            whats = by_line.setdefault((item.line, item.target), [])
-            if item.what not in whats:
-                whats.append(item.what)
-        for (line, target), whats in by_line.items():
-            out.append(self.finding("left-behind", (
-                f"after this move to {target}, {' and '.join(whats)} stayed where "
-                f"{'it was' if len(whats) == 1 else 'they were'}: .to() moves parameters, registered buffers and "
-                "submodules only. Register a tensor with self.register_buffer(name, tensor) and keep modules in "
-                "nn.ModuleList or nn.ModuleDict (or make a tensor on the device inside forward: device=x.device)."),
-                line))
+        if self.continued is not None:
+            out += placement.findings(self.rec.left_behind, list(self.continued.found.values()),
+                                      self.continued.finder, self.path, self.lines, self.device)
         for line, what in self.steps.optimizer_state[:1]:
             out.append(self.finding("optimizer-state-left-behind", (
                 f"{what}: the optimizer's state was made or loaded before the model moved, and this step mixes "

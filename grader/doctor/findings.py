@@ -59,6 +59,7 @@ class Finding:
     source: str = ""  # the learner's statement at `line`
     fix: str = ""  # the rewrite, where one is known (the device-agnostic form of a CUDA-only line)
     extra_lines: list[int] = field(default_factory=list)  # other lines of the same finding
+    related: list[dict] = field(default_factory=list)  # {line, source, message}: a use, a move, a call followed
 
     @property
     def kind(self) -> Kind:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from grader import limits, sandbox
 
-DEFAULT_STEPS = 3  # two steps tell a per-step pattern from a one-off; a third makes growth visible
+DEFAULT_STEPS = 3  # iterations of each loop: two tell a per-step pattern from a one-off; a third shows growth
 DEFAULT_TIMEOUT = 120.0  # seconds of CPU time
 SETUP_SECONDS = 60  # CPU seconds for the probe's set-up (torch's import, the simulator), not the script's
 ANALYSIS_SECONDS = 30  # CPU seconds left, after the time limit, to report what was seen

@@ -51,6 +51,9 @@ class LeftBehind:
     line: Line | None
     what: str  # "`self.mask` (a CPU tensor of Net)"
     target: str
+    owner: type | None = None  # the module's class, and the attribute left behind
+    attribute: str = ""
+    ids: frozenset = frozenset()  # id() of the tensors left behind
 
 
 @dataclass
@@ -107,6 +110,7 @@ class Recorder:
     syncs: list = field(default_factory=list)  # (step, line, device waited for) of synchronize() calls
     by_design: Counter = field(default_factory=Counter)
     by_design_float64: Counter = field(default_factory=Counter)
+    repairing: int = 0  # inside grader.doctor.mismatch's move of a stray operand
 
     # (context, line) of each host read, print, synchronize or stream wait, data-dependent operation
     reads: list = field(default_factory=list)
@@ -240,6 +244,8 @@ class Watch(instruments.CountingMode):
 
     def _watch(self, func, args, kwargs, out, before):
         rec = self.rec
+        if rec.repairing:
+            return  # grader.doctor.mismatch moving a stray operand: not the script's own work
         if func in _COPIES:
             src, dst = (args[0], out) if func is aten._to_copy.default else (args[1], args[0])
             if isinstance(src, torch.Tensor) and isinstance(dst, torch.Tensor) and src.device != dst.device:
@@ -351,8 +357,8 @@ def watch_module_moves(rec: Recorder):
         try:
             target = _moved_to(self)
             if target is not None and target.type == rec.device.type:
-                for what in _left_behind(self, target):
-                    rec.left_behind.append(LeftBehind(line(), what, str(target)))
+                for what, owner, attribute, ids in _left_behind(self, target):
+                    rec.left_behind.append(LeftBehind(line(), what, str(target), owner, attribute, ids))
         except Exception:
             pass
         return out
@@ -376,7 +382,8 @@ def _left_behind(model: torch.nn.Module, target: torch.device):
             if name.startswith("_"):
                 continue
             if isinstance(value, torch.Tensor) and value.device != target:
-                yield f"`{owner.format(name)}` (a tensor on {value.device}, a plain attribute)"
+                yield (f"`{owner.format(name)}` (a tensor on {value.device}, a plain attribute)", type(module), name,
+                       frozenset({id(value)}))
             elif isinstance(value, (list, tuple, dict)):
                 items = value.values() if isinstance(value, dict) else value
                 kinds = {("module" if isinstance(v, torch.nn.Module) else "tensor") for v in items
@@ -384,8 +391,15 @@ def _left_behind(model: torch.nn.Module, target: torch.device):
                          or isinstance(v, torch.Tensor) and v.device != target}
                 if kinds:
                     holder = "nn.ModuleList/ModuleDict" if "module" in kinds else "buffers"
+                    ids = set()
+                    for v in items:
+                        if isinstance(v, torch.nn.Module):
+                            ids |= {id(t) for t in v.parameters()} | {id(t) for t in v.buffers()}
+                        elif isinstance(v, torch.Tensor):
+                            ids.add(id(v))
                     yield (f"`{owner.format(name)}` (a plain {type(value).__name__} of "
-                           f"{' and '.join(sorted(kinds))}s, not moved: make it {holder})")
+                           f"{' and '.join(sorted(kinds))}s, not moved: make it {holder})", type(module), name,
+                           frozenset(ids))
 
 
 #: Library functions that sync or make float64 on the device by design, every step.

@@ -15,7 +15,7 @@ from collections import Counter
 import torch
 
 from grader import instruments
-from grader.doctor import analyze, cuda_only, loops, observe
+from grader.doctor import analyze, cuda_only, loops, mismatch, observe
 from grader.doctor.findings import order
 from grader.doctor.observe import (Recorder, watch_library, watch_module_moves, watch_python_data,
                                   watch_synchronize)
@@ -63,10 +63,15 @@ def run(request: dict, device: torch.device) -> dict:
                  loops.NAME: cut}
     outcome, error, exit_code = "finished", None, None
     stop_when_time_is_up(request.get("timeout", 120), path)
+    continued = mismatch.Continue(rec, path, tree, lines) if device.type != "cpu" else None
     with observe.measure(device, rec) as m:
         try:
             try:
-                exec(code, namespace)
+                if continued is not None:
+                    with continued:
+                        exec(code, namespace)
+                else:
+                    exec(code, namespace)
             finally:
                 stop_no_more()
         except TimeUp as stop:
@@ -81,7 +86,7 @@ def run(request: dict, device: torch.device) -> dict:
         setattr(owner, name, original)
 
     scopes = [namespace] + [frame.f_locals for frame, _ in _script_frames(error, path)]
-    analysis = analyze.Analysis(rec, steps, path, lines, scopes)
+    analysis = analyze.Analysis(rec, steps, path, lines, scopes, continued)
     findings += analysis.all()
     if outcome == "crashed":
         findings.append(analyze.crash(error, path, lines, str(device)))
