@@ -83,7 +83,81 @@ class Analysis:
         out += self.early_reads()
         out += self.float64()
         out += self.left_behind()
+        out += self.graphs_kept()
         out += self.memory_kept()
+        out += self.unsynced_timing()
+        out += self.empty_caches()
+        out += self.loads()
+        return out
+
+    def unsynced_timing(self):
+        """A clock read by the script that ends an interval in which the device worked, most of that work queued
+        after the host last waited: on a GPU the interval measures the launches, not the work."""
+        out, seen = [], set()
+        clocks = self.rec.clocks
+        for start, stop in zip(clocks, clocks[1:]):
+            work = stop.kernels - start.kernels
+            unwaited = stop.kernels - max(start.kernels, stop.kernels_at_wait)
+            if work <= 0 or unwaited * 2 < work or stop.line is None or stop.line in seen:
+                continue
+            seen.add(stop.line)
+            out.append(self.finding("unsynced-timing", (
+                f"reads the clock after {plural(work, 'operation')} on {self.device} that nothing waited for "
+                f"(the clock was read before at line {start.line.number if start.line else '?'}): the device runs "
+                "them after Python has queued them, so on a GPU this measures how fast they were queued. Call "
+                "torch.accelerator.synchronize() just before reading the clock (and before starting it), or time "
+                "with torch.utils.benchmark, which does."), stop.line,
+                related=[placement.related(start.line, "the clock started")] if start.line else []))
+        return out
+
+    def empty_caches(self):
+        out = []
+        for line, (n, per, loop) in self.repeated(self.rec.empty_caches).items():
+            out.append(self.finding("empty-cache-per-step", (
+                f"empty_cache() {self.per_iteration(loop)} ({n} in the iterations run): it hands the allocator's "
+                "cached blocks back to the driver, which the next iteration must ask for again (slow, and a "
+                "synchronisation), and it frees no memory that tensors still hold. Remove it; call it only between "
+                "phases, to give memory to another process."), line))
+        return out
+
+    def loads(self):
+        out, seen = [], set()
+        for item in self.rec.loads:
+            if item.line in seen:
+                continue
+            seen.add(item.line)
+            devices = ", ".join(item.devices)
+            step = (" With map_location=device an optimizer's checkpoint puts Adam's `step` counters on the device "
+                    "too, where every step reads them: load it with map_location=\"cpu\" and let "
+                    "optimizer.load_state_dict move the moments to each parameter's device.") if item.has_step else ""
+            out.append(self.finding("load-without-map-location", (
+                f"torch.load without map_location put the checkpoint's tensors back on {devices}, the device they "
+                "were saved from. On a machine without that device (a laptop without CUDA) it raises \"Attempting "
+                "to deserialize object on a CUDA device but torch.cuda.is_available() is False\"; on one with fewer "
+                "GPUs, on a device that does not exist. Pass map_location=device (or \"cpu\")." + step), item.line))
+        return out
+
+    def graphs_kept(self):
+        """Operations of one iteration that take a tensor with its autograd graph from an earlier iteration
+        (habits.carried), confirmed by the device memory those graphs still hold at the end."""
+        out, seen = [], {}
+        for context, line, made, uid in self.rec.carries:
+            if line is not None and line not in seen:
+                seen[line] = (made, uid)
+        self.carried_loops = {uid for _, uid in seen.values()}
+        for line, (made, uid) in seen.items():
+            loop = self.loops.seen[uid]
+            held = 0
+            for h in list(self.rec.held.values()):
+                t = h.ref()
+                if t is not None and t.grad_fn is not None and dict(h.step).get(uid, loop.iteration) < loop.iteration:
+                    held += h.nbytes
+            kept = f" ({size(held)} of device memory still held by graphs of earlier iterations)" if held else ""
+            out.append(self.finding("graph-kept", (
+                f"this operation takes a tensor made in an earlier iteration of the loop at line {loop.line}, with "
+                f"its autograd graph{kept}: each iteration's graph stays alive through the next, and memory grows "
+                "until it runs out. Keep loss.detach() (or accumulate under torch.no_grad(), as evaluation should "
+                "run), or detach a state carried over (h = h.detach())."), line))
         return out
 
     def host_reads(self):
@@ -112,6 +186,8 @@ class Analysis:
             other = sorted(waited[line] - {self.device})
             note = (f" It waits for {', '.join(other)}, the current device, not {self.device} where the work runs: "
                     "as a timing it measures nothing.") if other else ""
+            if line in self.rec.timing_syncs:
+                continue  # it brackets a clock read: timing, the one use the course gives it
             out.append(self.finding("sync-per-step", (
                 f"{plural(per, 'explicit synchronisation')} {self.per_iteration(loop)}: the host waits for the "
                 "device to finish every iteration, so nothing overlaps. Remove it; synchronize only to time, or "
@@ -203,8 +279,9 @@ class Analysis:
 
     def memory_kept(self):
         """Tensors of the autograd graph kept from step to step (a list of losses, a running total that requires
-        grad): their memory grows every step."""
+        grad): their memory grows every step. Loops whose graphs an operation carried (graphs_kept) are told there."""
         kept = defaultdict(set)
+        carried = getattr(self, "carried_loops", set())
         sample = {}
         for h in list(self.rec.held.values()):
             t = h.ref()
@@ -214,6 +291,8 @@ class Analysis:
             if found is None:
                 continue
             loop, made = found
+            if loop.uid in carried:
+                continue
             if made <= loop.iteration - 2:
                 kept[h.line].add(made)
                 sample.setdefault(h.line, t)

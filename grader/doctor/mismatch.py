@@ -38,6 +38,7 @@ class Stray:
     made: Line | None  # where it was created or assigned
     via: list = field(default_factory=list)  # Lines of the calls followed back to `made`
     module: bool = False  # a module (its parameters are the operands), not a tensor
+    table: bool = False  # an embedding table: often kept on the CPU on purpose (too large for the device)
 
 
 @dataclass
@@ -116,7 +117,8 @@ class Continue(TorchFunctionMode):
                 covered |= ids
                 made, via = self.finder.origin(frame, name, self.lines, self.script)
                 device = next(str(strays[i].device) for i in ids if i in strays)
-                found.append(Stray(name, device, made, via, isinstance(value, torch.nn.Module)))
+                found.append(Stray(name, device, made, via, isinstance(value, torch.nn.Module),
+                                   isinstance(value, (torch.nn.Embedding, torch.nn.EmbeddingBag))))
             elif any(isinstance(v, torch.Tensor) and v.device == target for v in _leaves(value)) \
                     and not any(name.startswith(o.name + ".") for o in others):
                 made, via = self.finder.origin(frame, name, self.lines, self.script)
@@ -222,7 +224,16 @@ class Assignments:
         body = self._body(frame)
         if body is None:
             return None, []
-        number = _last_binding(body, head, use)
+        stmt = _last_binding(body, head, use)
+        via = []
+        # `for ids in batch["ids"].split(4):` binds what the iterable held: follow it to where that was made
+        while isinstance(stmt, (ast.For, ast.AsyncFor)) and _root(stmt.iter) and len(via) < 4:
+            earlier = _last_binding(body, _root(stmt.iter), stmt.lineno)
+            if earlier is None:
+                break
+            via.append(Line(stmt.lineno, lines[stmt.lineno - 1].strip()))
+            stmt = earlier
+        number = stmt.lineno if stmt is not None else None
         code = frame.f_code
         params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
         if number is None and head in params and depth < 4:
@@ -239,7 +250,7 @@ class Assignments:
                             return made, [_line(caller, lines)] + via
         if number is None:
             return None, []
-        return Line(number, lines[number - 1].strip()), []
+        return Line(number, lines[number - 1].strip()), via
 
     def _body(self, frame):
         code = frame.f_code
@@ -303,15 +314,28 @@ def _statements(body):
                 stack.append(child)
 
 
+def _root(node):
+    """The name an expression starts from: `batch` of batch["ids"].split(4)."""
+    while True:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Call):
+            node = node.func
+        elif isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        else:
+            return None
+
+
 def _last_binding(body, name: str, use: int):
-    """The line of the last statement before line `use` that binds `name` (else the last one after it: a
-    loop's next iteration), in `body`."""
-    lines = []
+    """The last statement before line `use` that binds `name` (else the last one after it: a loop's next
+    iteration), in `body`; None."""
+    found = []
     for stmt in _statements(body):
         for target in _targets(stmt):
             if any(isinstance(t, ast.Name) and t.id == name for t in _flat_targets(target)):
-                lines.append(stmt.lineno)
-    before = [n for n in lines if n < use]
+                found.append(stmt)
+    before = [s for s in found if s.lineno < use]
     if before:
-        return max(before)
-    return max(lines) if lines else None
+        return max(before, key=lambda s: s.lineno)
+    return max(found, key=lambda s: s.lineno) if found else None

@@ -21,6 +21,7 @@ import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
 from grader import instruments
+from grader.doctor import habits
 from grader.instruments import Line
 
 aten = torch.ops.aten
@@ -66,15 +67,20 @@ class Held:
 
 class Logged(Counter):
     """A Measurement's counter of events by line (host reads, syncs) that also logs each event with the loop
-    iterations it happened in, into `log` as (context, line)."""
+    iterations it happened in, into `log` as (context, line), and tells `waited(line)` (each is a wait)."""
 
-    def __init__(self, loops, log: list):
+    def __init__(self, loops, log: list, waited=None):
         super().__init__()
-        self.loops, self.log = loops, log
+        self.loops, self.log, self.waited = loops, log, waited
 
     def __setitem__(self, key, value):
         for _ in range(value - self.get(key, 0)):
             self.log.append((self.loops.context, key))
+        if self.waited is not None:
+            try:
+                self.waited(key)
+            except Exception:
+                pass
         super().__setitem__(key, value)
 
 
@@ -111,6 +117,15 @@ class Recorder:
     by_design: Counter = field(default_factory=Counter)
     by_design_float64: Counter = field(default_factory=Counter)
     repairing: int = 0  # inside grader.doctor.mismatch's move of a stray operand
+    # grader.doctor.habits: clock reads, the last synchronize (line, kernels), synchronize lines that time
+    kernels_at_wait: int = 0  # device operations run before the host last waited for the device
+    last_sync: tuple | None = None
+    clocks: list = field(default_factory=list)
+    timing_syncs: set = field(default_factory=set)
+    empty_caches: list = field(default_factory=list)  # (context, line)
+    inside_empty_cache: int = 0
+    loads: list = field(default_factory=list)  # habits.Loaded
+    carries: list = field(default_factory=list)  # (context, line of the op, line that made the tensor, loop uid)
 
     # (context, line) of each host read, print, synchronize or stream wait, data-dependent operation
     reads: list = field(default_factory=list)
@@ -123,9 +138,11 @@ class Recorder:
 
     def log_into(self, m: instruments.Measurement) -> None:
         """Log the measurement's events by line with their loop iterations, as they are counted."""
-        m.read_lines = Logged(self.loops, self.reads)
-        m.printed_lines = Logged(self.loops, self.reads)
-        m.sync_lines = Logged(self.loops, self.waits)
+        from grader.doctor.habits import waited
+
+        m.read_lines = Logged(self.loops, self.reads, lambda line: waited(self))
+        m.printed_lines = Logged(self.loops, self.reads, lambda line: waited(self))
+        m.sync_lines = Logged(self.loops, self.waits, lambda line: waited(self, line, sync=True))
         m.data_dependent_lines = LoggedList(self.loops, self.data_dependent)
 
     def on_device(self, t) -> bool:
@@ -258,6 +275,7 @@ class Watch(instruments.CountingMode):
                         rec.pending[dst.untyped_storage().data_ptr()] = line()
                     else:
                         rec.pending.clear()  # a blocking copy back waits for everything queued before it
+                        habits.waited(rec)
                 rec.copies.append(CopyEvent(rec.step, kind, line(), dst.numel() * dst.element_size(), pinned,
                                             non_blocking, fingerprint if kind == "h2d" else None,
                                             str(src.device), str(dst.device)))
@@ -266,6 +284,8 @@ class Watch(instruments.CountingMode):
             return
         if rec.loops.unmarked and func not in _NOT_WORK:
             rec.loops.work()
+        if rec.loops.context and torch.is_grad_enabled() and torch._C._current_autograd_node() is None:
+            habits.carried(rec, args)
         if (func in instruments.DATA_DEPENDENT or func in instruments.INDEXING) \
                 and torch._C._current_autograd_node() is not None:
             rec.backward_lines.add(line())
@@ -459,7 +479,9 @@ def watch_synchronize(rec: Recorder):
                     else:
                         waited = str(torch.device(rec.device.type, device) if isinstance(device, int)
                                      else torch.device(device))
-                    rec.syncs.append((rec.step, line(), waited))
+                    where = line()
+                    rec.syncs.append((rec.step, where, waited))
+                    habits.waited(rec, where, sync=True)
                 except Exception:
                     pass
             inside[0] += 1

@@ -98,9 +98,12 @@ def _mismatch(m: Mismatch, path: str, device: str) -> Finding:
                   f"on {modules[0].device} on purpose (a table too large for the device), keep {shown} there: "
                   + (f"do not move it at line {moved.number}, " if moved else "")
                   + f"and move the result to {m.target} (its output.to(device)).")
-        if moved:
+        if moved and all(s.table for s in modules):
+            # an embedding table off the device is most often there on purpose: the line to change is the move
             rel.append(related(primary, f"where {names} was made"))
             primary = moved
+        elif moved:
+            rel.append(related(moved, f"where {shown} was moved"))
     else:
         others = sorted({s.device for s in m.strays}) or ["the CPU"]
         advice = (f"Make {'it' if len(m.strays) <= 1 else 'them'} on {m.target} where "

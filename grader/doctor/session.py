@@ -15,7 +15,7 @@ from collections import Counter
 import torch
 
 from grader import instruments
-from grader.doctor import analyze, cuda_only, loops, mismatch, observe
+from grader.doctor import analyze, cuda_only, habits, loops, mismatch, observe
 from grader.doctor.findings import order
 from grader.doctor.observe import (Recorder, watch_library, watch_module_moves, watch_python_data,
                                   watch_synchronize)
@@ -56,6 +56,7 @@ def run(request: dict, device: torch.device) -> dict:
         undo += _main_device(device)
     undo += steps.install() + watch_python_data(rec) + watch_module_moves(rec) + watch_library(rec)
     undo += watch_synchronize(rec) if device.type != "cpu" else []
+    undo += habits.watch_clocks(rec, path) + habits.watch_empty_cache(rec) + habits.watch_load(rec)
     args = list(request.get("args", []))
     sys.argv = [path] + (cuda_only.as_simulator_args(args, device.index or 0) if device.type == "sim" else args)
     sys.path.insert(0, os.path.dirname(path))
