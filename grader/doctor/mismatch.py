@@ -123,6 +123,17 @@ class Continue(TorchFunctionMode):
                     and not any(name.startswith(o.name + ".") for o in others):
                 made, via = self.finder.origin(frame, name, self.lines, self.script)
                 others.append(Stray(name, str(target), made, via, isinstance(value, torch.nn.Module)))
+        if not found:
+            # the operation that failed got a tensor made from the statement's (a mask converted inside
+            # nn.MultiheadAttention): the statement's tensors on the strays' device are what to move
+            stray_devices = {t.device for t in strays.values()}
+            for name, value in named:
+                leaves = [t for t in _leaves(value) if t.device in stray_devices and not (t.device.type == "cpu"
+                                                                                          and t.dim() == 0)]
+                if leaves and not any(name.startswith(s.name + ".") for s in found):
+                    made, via = self.finder.origin(frame, name, self.lines, self.script)
+                    found.append(Stray(name, str(leaves[0].device), made, via, isinstance(value, torch.nn.Module),
+                                       isinstance(value, (torch.nn.Embedding, torch.nn.EmbeddingBag))))
         key = (use, tuple(s.made for s in found))
         if key in self.found:
             self.found[key].count += 1
@@ -233,9 +244,11 @@ class Assignments:
                 break
             via.append(Line(stmt.lineno, lines[stmt.lineno - 1].strip()))
             stmt = earlier
-        number = stmt.lineno if stmt is not None else None
         code = frame.f_code
         params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        if stmt is None and body is not self.tree and head not in params and head not in frame.f_locals:
+            stmt = _last_binding(self.tree, head, len(lines) + 1)  # a global of the script
+        number = stmt.lineno if stmt is not None else None
         if number is None and head in params and depth < 4:
             caller = frame.f_back
             while caller is not None and caller.f_code.co_filename != script:

@@ -64,7 +64,8 @@ def run(request: dict, device: torch.device) -> dict:
                  loops.NAME: cut}
     outcome, error, exit_code = "finished", None, None
     stop_when_time_is_up(request.get("timeout", 120), path)
-    continued = mismatch.Continue(rec, path, tree, lines) if device.type != "cpu" else None
+    # the script's tree as written (the loops' rewrite changed `tree`): where its names are assigned
+    continued = mismatch.Continue(rec, path, ast.parse(source, path), lines) if device.type != "cpu" else None
     with observe.measure(device, rec) as m:
         try:
             try:
