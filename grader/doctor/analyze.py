@@ -278,57 +278,44 @@ class Analysis:
         return out
 
     def memory_kept(self):
-        """Tensors of the autograd graph kept from step to step (a list of losses, a running total that requires
-        grad): their memory grows every step. Loops whose graphs an operation carried (graphs_kept) are told there."""
-        kept = defaultdict(set)
-        carried = getattr(self, "carried_loops", set())
-        sample = {}
-        for h in list(self.rec.held.values()):
-            t = h.ref()
-            if t is None or t.grad_fn is None or h.line is None:
+        """Tensors of the autograd graph kept from iteration to iteration (a list of losses, a running total that
+        requires grad), seen when their loop ended (habits.kept_at_exit): their memory grows every iteration.
+        Loops whose graphs an operation carried (graphs_kept) are told there."""
+        carried = {self.loops.seen[uid].line for uid in getattr(self, "carried_loops", set())}
+        out, seen = [], set()
+        for loop_line, line, holder, nbytes in self.rec.kept:
+            if loop_line in carried or (holder or (line,))[0] in seen:
                 continue
-            found = self.loops.step_loop(h.step)
-            if found is None:
-                continue
-            loop, made = found
-            if loop.uid in carried:
-                continue
-            if made <= loop.iteration - 2:
-                kept[h.line].add(made)
-                sample.setdefault(h.line, t)
-        out = []
-        for line, steps in kept.items():
-            if len(steps) < 2 and not any(s > 0 for s in steps):
-                continue
-            holder = self.holder_line(sample[line])
+            seen.add((holder or (line,))[0])
             where = f" ({holder[1]})" if holder else ""
             out.append(self.finding("memory-grows", (
-                f"tensors made at {line} in earlier iterations are still alive, each with its autograd graph{where}: the "
-                "device memory of every step's graph is kept, and grows until it runs out. Keep loss.detach() (or "
-                "loss.item() once, at the end) instead of the loss itself."), holder[0] if holder else line))
+                f"tensors made at {line} in earlier iterations of the loop at line {loop_line} were still alive when "
+                f"it ended, each with its autograd graph{where}: the device memory of every iteration's graph is "
+                "kept, and grows until it runs out. Keep loss.detach() (or loss.item() once, at the end) instead of "
+                "the loss itself."), holder[0] if holder else line))
         return out
 
-    def holder_line(self, tensor):
-        """The learner's line that keeps `tensor`: `NAME.append(...)` of the list that holds it, if any."""
-        try:
-            lists = [r for r in gc.get_referrers(tensor) if isinstance(r, list)]
-            names = set()
-            for scope in self.scopes:
-                for name, value in list(scope.items()):
-                    if any(value is lst for lst in lists):
-                        names.add(name)
-            if not names:
-                return None
-            tree = ast.parse("\n".join(self.lines))
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                        and node.func.attr in ("append", "extend") and isinstance(node.func.value, ast.Name) \
-                        and node.func.value.id in names:
-                    number = node.lineno
-                    return (Line(number, self.lines[number - 1].strip()), f"kept in the list `{node.func.value.id}`")
-        except Exception:
+def holder_line(tensor, scopes, lines):
+    """The learner's line that keeps `tensor`: `NAME.append(...)` of the list that holds it, if any."""
+    try:
+        lists = [r for r in gc.get_referrers(tensor) if isinstance(r, list)]
+        names = set()
+        for scope in scopes:
+            for name, value in list(scope.items()):
+                if any(value is lst for lst in lists):
+                    names.add(name)
+        if not names:
             return None
+        tree = ast.parse("\n".join(lines))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in ("append", "extend") and isinstance(node.func.value, ast.Name) \
+                    and node.func.value.id in names:
+                number = node.lineno
+                return (Line(number, lines[number - 1].strip()), f"kept in the list `{node.func.value.id}`")
+    except Exception:
         return None
+    return None
 
 
 # -------------------------------------------------------------------------------------------- a crash

@@ -155,3 +155,26 @@ def carried(rec, args) -> None:
             if current.get(uid, iteration) > iteration and rec.loops.seen[uid].is_step and t.grad_fn is not None:
                 rec.carries.append((now, learner_line(), h.line, uid))
                 return
+
+
+def kept_at_exit(rec, holder_line):
+    """When a loop of steps ends: the device tensors with an autograd graph made in its iterations before the last
+    that are still alive (a list of losses), by the line that made them, with the line that keeps them
+    (`holder_line(tensor, scopes)`). Returns the Loops.on_leave callback."""
+    def on_leave(loop, frame):
+        lines = {}
+        for h in list(rec.held.values()):
+            made = dict(h.step).get(loop.uid)
+            if made is None or made >= loop.iteration or h.line is None:
+                continue
+            t = h.ref()
+            if t is None or t.grad_fn is None:
+                continue
+            entry = lines.setdefault(h.line, [set(), t, 0])
+            entry[0].add(made)
+            entry[2] += h.nbytes
+        for line, (iterations, sample, nbytes) in lines.items():
+            if len(iterations) >= 2:
+                holder = holder_line(sample, [frame.f_locals, frame.f_globals])
+                rec.kept.append((loop.line, line, holder, nbytes))
+    return on_leave

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import functools
 import itertools
+import sys
 from dataclasses import dataclass, field
 
 import torch
@@ -42,6 +43,11 @@ class Loop:
 
     def __exit__(self, *exc):
         self.loops._leave(self)
+        if self.loops.on_leave is not None and self.is_step and self.iteration >= 1:
+            try:
+                self.loops.on_leave(self, sys._getframe(1))
+            except Exception:
+                pass
         return False
 
     def over(self, iterable):
@@ -78,6 +84,7 @@ class Loops:
         self.context: tuple = ()  # ((uid, iteration), ...) of the loops running, outermost first
         self.forward_depth = 0  # modules' forwards running (a model called inside another's forward: > 1)
         self.unmarked = False  # an active loop, outside any forward, is not known to be working yet
+        self.on_leave = None  # called with (loop, the frame running it) when a loop of steps ends
         self._uids = itertools.count()
 
     def enter(self, line: int) -> Loop:

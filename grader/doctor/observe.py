@@ -126,6 +126,7 @@ class Recorder:
     inside_empty_cache: int = 0
     loads: list = field(default_factory=list)  # habits.Loaded
     carries: list = field(default_factory=list)  # (context, line of the op, line that made the tensor, loop uid)
+    kept: list = field(default_factory=list)  # (loop line, line that made them, holder or None, bytes): habits
 
     # (context, line) of each host read, print, synchronize or stream wait, data-dependent operation
     reads: list = field(default_factory=list)

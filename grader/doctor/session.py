@@ -51,6 +51,7 @@ def run(request: dict, device: torch.device) -> dict:
     cut = loops.Loops(request["steps"])
     rec = Recorder(device, cut)
     steps = Steps(rec)
+    cut.on_leave = habits.kept_at_exit(rec, lambda tensor, scopes: analyze.holder_line(tensor, scopes, lines))
     undo = cut.install()
     if device.type != "cpu":
         undo += _main_device(device)
