@@ -70,16 +70,16 @@ def _mismatch(m: Mismatch, path: str, device: str) -> Finding:
         d.startswith("cpu") for d in devices)
     message = m.error
     if "sim" in message:
-        message += f"\nAs CUDA says it: {_as_cuda(m.error)}"
+        message += f"\nAs CUDA says it: {_as_cuda(m.error.partition(': ')[2])}"
     named = [f"`{s.name}` is on {s.device}" for s in m.strays] + [f"`{s.name}` is on {s.device}" for s in m.others]
     if named:
         message += f"\nIn this statement: {', '.join(named)}."
-    for s in m.strays:
-        if s.made and (not m.line or s.made.number != m.line.number):
-            via = "".join(f" (through line {v.number})" for v in s.via)
-            message += f"\n`{s.name}` was made or assigned at line {s.made.number}{via}."
     modules = [s for s in m.strays if s.module]
     primary = next((s.made for s in m.strays if s.made), None)
+    for s in m.strays:
+        if s.made and s.made != primary and (not m.line or s.made.number != m.line.number):
+            via = "".join(f" (through line {v.number})" for v in s.via)
+            message += f"\n`{s.name}` was made or assigned at line {s.made.number}{via}."
     rel = [related(m.line, "the operation that mixed devices")]
     if lost:
         advice = (f"Two accelerators in one operation: a device index was lost on the way. The script's device is "
