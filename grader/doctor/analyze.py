@@ -165,12 +165,17 @@ class Analysis:
         for line, (n, per, loop) in self.repeated(self.rec.reads).items():
             if self.rec.by_design[line] >= n:
                 continue  # all of them inside GradScaler (observe.BY_DESIGN)
+            advice = (".item(), float(), int(), bool(), .tolist(), an `if` on a tensor or print(t) make Python wait "
+                      "until the device has done all the work queued. Keep the running value on the device (total += "
+                      "loss.detach()) and read it once, after the loop or every few hundred steps.")
+            if line in self.steps.step_on_device:
+                advice = ("the optimizer reads its `step` counters, which are on the device: a checkpoint loaded "
+                          "with map_location=device put them there, and each step waits for the device to read "
+                          "them. Load it with map_location=\"cpu\": optimizer.load_state_dict moves the moments to "
+                          "each parameter's device and keeps `step` on the CPU.")
             out.append(self.finding("host-read-per-step", (
                 f"{plural(per, 'read')} of a {self.device} value {self.per_iteration(loop)} ({n} in the iterations "
-                "run): "
-                ".item(), float(), int(), bool(), .tolist(), an `if` on a tensor or print(t) make Python wait until "
-                "the device has done all the work queued. Keep the running value on the device (total += "
-                "loss.detach()) and read it once, after the loop or every few hundred steps."), line))
+                f"run): {advice}"), line))
         return out
 
     def syncs(self):

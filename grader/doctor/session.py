@@ -92,7 +92,10 @@ def run(request: dict, device: torch.device) -> dict:
     analysis = analyze.Analysis(rec, steps, path, lines, scopes, continued)
     findings += analysis.all()
     if outcome == "crashed":
-        findings.append(analyze.crash(error, path, lines, str(device)))
+        ended = analyze.crash(error, path, lines, str(device))
+        ended.message += ("\nThe doctor cannot go on after this error (it goes on only after a device mismatch): "
+                          "the code after it did not run, so its bugs, if any, are not reported.")
+        findings.append(ended)
     return {
         "script": path,
         "args": list(request.get("args", [])),

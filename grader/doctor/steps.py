@@ -71,6 +71,7 @@ class Steps:
     batches: int = 0
     optimizer_contexts: list = field(default_factory=list)  # Loops.context of each optimizer step
     optimizer_state: list = field(default_factory=list)  # (line, what) of optimizer state on another device
+    step_on_device: set = field(default_factory=set)  # lines of optimizer steps whose `step` counters are on a device
 
     def stepped(self, optimizer, *_):
         self.optimizer_steps += 1
@@ -80,6 +81,10 @@ class Steps:
     def before_step(self, optimizer, *_):
         try:
             _check_state(optimizer, self.optimizer_state)
+            if _step_on_device(optimizer):
+                from grader.doctor.observe import line
+
+                self.step_on_device.add(line())
         except Exception:
             pass
 
@@ -127,6 +132,19 @@ class _Counted:
 
     def __getattr__(self, name):
         return getattr(self.it, name)
+
+
+def _step_on_device(optimizer) -> bool:
+    """Adam's (and others') `step` counters on a device, where the step reads them back every time (they stay
+    on the CPU unless the optimizer is capturable or fused: a checkpoint loaded with map_location=device)."""
+    for group in optimizer.param_groups:
+        if group.get("capturable") or group.get("fused"):
+            continue
+        for p in group["params"]:
+            step = optimizer.state.get(p, {}).get("step")
+            if isinstance(step, torch.Tensor) and step.device.type != "cpu":
+                return True
+    return False
 
 
 def _check_state(optimizer, found: list) -> None:
