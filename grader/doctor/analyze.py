@@ -1,8 +1,9 @@
 """From what was watched (grader.doctor.observe, grader.doctor.steps, grader.instruments' Measurement) to
 findings, each at the learner's line.
 
-"Per step" means: in at least two of the steps the doctor ran (optimizer steps, else loop iterations; where the
-script has neither, at least twice), so a one-off at set-up or a print every 100 steps is not reported."""
+"Per step" means: in at least two iterations of a loop of steps (grader.doctor.loops.Loops.step_loop: the innermost
+loop that works on the device, not an epoch's loop around a loop of batches), counted per iteration of that loop,
+so a one-off at set-up, a read once per epoch or a print every 100 steps is not reported."""
 
 from __future__ import annotations
 
