@@ -107,9 +107,9 @@ def test_a_mismatch_is_reported_where_the_stray_was_made_and_the_script_goes_on(
     findings = {(f["code"], f["line"]): f for f in results["serve_bench_buggy.py"]["findings"]}
     mask = findings[("device-mismatch", 21)]  # the causal mask made on the CPU in forward
     assert [r["line"] for r in mask["related"]] == [22]  # its use, in the attention
-    assert "`causal` is on cpu" in mask["message"] and "went on as if it had been on sim:1" in mask["message"]
+    assert "`causal` is on cpu" in mask["message"] and f"went on as if it had been on {DEVICE}" in mask["message"]
     table = findings[("device-mismatch", 41)]  # the batch dict that moved the ids away from the CPU table
-    assert "Either move `table` to sim:1" in table["message"] and "keep `ids` there" in table["message"]
+    assert f"Either move `table` to {DEVICE}" in table["message"] and "keep `ids` there" in table["message"]
     prior = {(f["code"], f["line"]): f for f in results["train_eval_resume_buggy.py"]["findings"]}[
         ("left-behind", 15)]  # the plain attribute, where register_buffer goes
     assert [r["line"] for r in prior["related"]] == [52, 58, 18]  # the two moves, the use

@@ -16,11 +16,10 @@ from collections import Counter, defaultdict
 import torch
 
 from grader.doctor import placement
+from grader.doctor.mismatch import DEVICE, MISMATCH
 from grader.doctor.findings import Finding, plural, size
 from grader.instruments import Line
 
-DEVICE = re.compile(r"\b(cpu|cuda|sim|mps|meta|xpu)(?::(\d+))?\b")
-MISMATCH = re.compile(r"(same device|to be on|on the same|device mismatch|but got .* device|devices?,)", re.I)
 
 
 class Analysis:
@@ -211,8 +210,8 @@ class Analysis:
                 continue  # the gradient of a forward operation, which is reported at its own line
             ops = ", ".join(sorted(names[line]))
             out.append(self.finding("data-dependent-shape", (
-                f"{ops} on {self.device} in every iteration of the loop at line {loop}: the size of its result depends on the values on the device, "
-                "so the host waits for the device to know it. Keep shapes fixed: torch.where(mask, x, 0), x * "
+                f"{ops} on {self.device} in every iteration of the loop at line {loop}: the size of its result "
+                "depends on the values on the device, so the host waits for the device to know it. Keep shapes fixed: torch.where(mask, x, 0), x * "
                 "mask, or a sum divided by mask.sum() instead of boolean indexing."), line))
         return out
 
@@ -233,8 +232,8 @@ class Analysis:
             c = copies[-1]
             out.append(self.finding("helper-copied-per-step", (
                 f"the same values ({size(c.nbytes)}) are made on the CPU and copied to {c.dst} in every iteration "
-                f"of the loop at line {loop} ({plural(len(copies), 'copy', 'copies')} of identical data): make this tensor once, before the "
-                "loop, directly on the device (device=x.device), or register it as a buffer of the model."), line))
+                f"of the loop at line {loop} ({plural(len(copies), 'copy', 'copies')} of identical data): make this "
+                "tensor once, before the loop, directly on the device (device=x.device), or register it as a buffer of the model."), line))
         pageable = {}
         for c in h2d:
             if c.non_blocking and not c.pinned and c.line is not None:
@@ -412,7 +411,8 @@ def crash(exc: BaseException, path: str, lines: list[str], device: str) -> Findi
         others = sorted({str(dev) for _, dev in live} - {device}) or sorted(devices - {device})
         advice = (f"Move the {'one' if len(others) <= 1 else 'ones'} on {' and '.join(others) or 'the CPU'} to "
                   f"{device}: make it there (device=x.device) or move it once with .to(device) where it is made; "
-                  "a tensor kept by a module belongs in a registered buffer.")
+                  "a tensor kept by a module belongs in a registered buffer. If it is there on purpose (a table "
+                  f"kept on the CPU), move the others to {' and '.join(others) or 'the CPU'} instead.")
     message = f"{text}\nAs CUDA says it: {cuda_words}" if cuda_words != str(exc) else text
     if shown:
         message += f"\nIn this statement: {shown}."

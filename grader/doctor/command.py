@@ -22,8 +22,8 @@ def add_parser(sub, func=None) -> None:
     d = sub.add_parser("doctor", help=HELP, description=(
         "Run SCRIPT (with ARGS, as `python SCRIPT ARGS` would) on the simulated accelerator (or --device cuda:0), "
         "each of its loops that works on the device cut after a few iterations so that every phase runs "
-        "(training, evaluation, saving, loading, serving), and report each device problem at its line with the book's section that explains "
-        "it. The script runs isolated, reading your files and writing into a temporary copy of this folder."))
+        "(training, evaluation, saving, loading, serving), and report each device problem at the line to fix "
+        "with the book's section that explains it. The script runs isolated, reading your files and writing into a temporary copy of this folder."))
     d.add_argument("--device", default="sim:1", help="where to run it: sim:1 (default, so that a lost device "
                    "index shows), sim:0, cuda:0 where there is a GPU, or cpu")
     d.add_argument("--steps", type=int, default=DEFAULT_STEPS,
