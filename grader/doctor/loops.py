@@ -4,7 +4,9 @@ a server's requests after its warm-up).
 
 The script's own `for` and `while` statements are rewritten (same line numbers) to run inside a loop of
 `Loops`: `for x in it:` becomes `with _loops.enter(LINE) as _doctor_loop_LINE_COL: for x in
-_doctor_loop_LINE_COL.over(it):`, and `while test:` tests `_doctor_loop_LINE_COL.more() and (test)`. A loop is
+_doctor_loop_LINE_COL.over(it):`, and `while test:` tests `_doctor_loop_LINE_COL.more() and (test)`; a list,
+set or dict comprehension's first loop iterates `_loops.enter(LINE).comprehension(it)` (a generator
+expression, which may run later or never, is left as it is). A loop is
 *working* once an iteration called a model at the top level (not a module inside another's forward), ran a
 backward, stepped an optimizer, took a DataLoader batch or ran an operation on the device; a working loop ends
 after N iterations (its `else:` runs, as when its data ran out). Loops that run inside a module's forward (over
@@ -53,6 +55,11 @@ class Loop:
     def over(self, iterable):
         return _Over(self, iter(iterable))
 
+    def comprehension(self, iterable):
+        """A list, set or dict comprehension's loop: no statement around it to leave by, so it leaves when its
+        data runs out, it is cut, or its iterator is dropped (an error inside it)."""
+        return _Over(self, iter(iterable), leaves=True)
+
     def more(self) -> bool:
         return self.loops._next(self)
 
@@ -62,18 +69,33 @@ class Loop:
 
 
 class _Over:
-    __slots__ = ("loop", "it")
+    __slots__ = ("loop", "it", "leaves")
 
-    def __init__(self, loop: Loop, it):
-        self.loop, self.it = loop, it
+    def __init__(self, loop: Loop, it, leaves: bool = False):
+        self.loop, self.it, self.leaves = loop, it, leaves
 
     def __iter__(self):
         return self
 
     def __next__(self):
-        if not self.loop.loops._next(self.loop):
-            raise StopIteration
-        return next(self.it)
+        try:
+            if not self.loop.loops._next(self.loop):
+                raise StopIteration
+            return next(self.it)
+        except StopIteration:
+            self._leave()
+            raise
+
+    def _leave(self):
+        if self.leaves:
+            self.leaves = False
+            self.loop.__exit__(None, None, None)
+
+    def __del__(self):
+        try:
+            self._leave()
+        except Exception:
+            pass
 
 
 class Loops:
@@ -186,6 +208,17 @@ class _Rewrite(ast.NodeTransformer):
         node.iter = ast.copy_location(ast.Call(ast.Attribute(ast.Name(name, ast.Load()), "over", ast.Load()),
                                                [node.iter], []), node.iter)
         return self._wrap(node, name)
+
+    def _comprehension(self, node):
+        self.generic_visit(node)
+        first = node.generators[0]  # evaluated where the comprehension is, once: its loop is the one to cut
+        enter = ast.Call(ast.Attribute(ast.Name(NAME, ast.Load()), "enter", ast.Load()),
+                         [ast.Constant(node.lineno)], [])
+        first.iter = ast.copy_location(ast.Call(ast.Attribute(enter, "comprehension", ast.Load()), [first.iter], []),
+                                       first.iter)
+        return node
+
+    visit_ListComp = visit_SetComp = visit_DictComp = _comprehension
 
     def visit_While(self, node: ast.While):
         self.generic_visit(node)
