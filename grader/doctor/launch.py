@@ -150,9 +150,9 @@ def _why_gone(status: int, stopped: str | None) -> str:
 
 def _message(outcome: str, timeout: float, output: str) -> str:
     if outcome == "timeout":
-        return (f"The script did not reach its steps within the time limit ({timeout:g} s of CPU time, "
-                f"{limits.wall_limit(timeout):g} s on the clock): it hangs, or a step is very slow here. Try "
-                "--steps 1, a smaller batch or model, or --timeout.")
+        return (f"The script did not end within the time limit ({timeout:g} s of CPU time, "
+                f"{limits.wall_limit(timeout):g} s on the clock): it hangs, or an iteration is very slow here. Try "
+                "--steps 1 (each loop cut after one iteration), a smaller batch or model, or --timeout.")
     if outcome == "output-limit":
         return (f"The script printed more than {limits.OUTPUT_LIMIT // 2**20} MiB, the doctor's output limit: print a "
                 "little (a loss every few hundred steps), not whole tensors or every step.")
