@@ -89,12 +89,13 @@ def test_a_cuda_only_script_is_read_as_the_simulator_line_for_line():
 
 def test_the_cuda_only_script_runs_on_the_simulator_and_its_lines_are_reported(small):
     result = diagnose(str(small / "train.py"), cwd=str(small))
-    assert result["outcome"] == "stopped" and result["device"] == "sim:1"
+    assert result["outcome"] == "finished" and result["device"] == "sim:1"
     codes = [(f["code"], f["line"]) for f in result["findings"]]
     assert codes[0] == ("cuda-only", 2)  # the first finding
     assert ("host-read-per-step", 11) in codes
-    assert result["steps"] == {"asked": 3, "done": 3, "unit": "optimizer steps"}
-    assert "step 1:" in result["output"]
+    assert result["steps"] == {"asked": 3, "optimizer_steps": 3, "batches": 0}
+    assert result["loops_cut"] == [{"line": 5, "cut": 1, "after": 3}]
+    assert "step 2:" in result["output"] and "step 3:" not in result["output"]
     assert result["isolated"] is True or "Landlock" in result["isolation"] or "isolation" in result["isolation"]
 
 
@@ -108,7 +109,8 @@ def test_plain_text_when_piped_with_an_exit_status(small):
     assert "   11 | print(f\"step {step}: {loss.item():.3f}\")" in out
     assert "NOTE train.py:2  cuda-only" in out
     assert 'Book: "Round trips inside loops" in Avoiding repeated transfers' in out
-    assert "Per step (the last of 3 optimizer steps):" in out
+    assert "Loops cut after 3 iterations, the script going on after them: line 5." in out
+    assert "Per step (the last iteration of the loop at line 5):" in out
     assert "Peak device memory:" in out
 
 
@@ -128,7 +130,8 @@ def test_a_terminal_gets_the_rich_report(small):
 def test_json(small):
     run = doctor("--json", "--steps", "2", "train.py", cwd=small)
     data = json.loads(run.stdout)
-    assert data["steps"]["done"] == 2 and data["device"] == "sim:1"  # the default: a lost index shows
+    assert data["steps"]["optimizer_steps"] == 2 and data["loops_cut"] == [{"line": 5, "cut": 1, "after": 2}]
+    assert data["device"] == "sim:1"  # the default: a lost index shows
     f = next(f for f in data["findings"] if f["code"] == "host-read-per-step")
     assert f["line"] == 11 and f["level"] == "warning" and f["file"] == str(small / "train.py")
     assert f["section"]["url"].endswith("repeated-transfers.html#round-trips-inside-loops")
@@ -190,7 +193,7 @@ def _script(folder: Path, source: str) -> Path:
     return path
 
 
-def test_a_crash_is_reported_at_its_line_with_what_to_move(tmp_path):
+def test_a_mismatch_is_reported_at_the_attributes_assignment_and_the_script_goes_on(tmp_path):
     path = _script(tmp_path, '''\
         import torch
         from torch import nn
@@ -206,16 +209,36 @@ def test_a_crash_is_reported_at_its_line_with_what_to_move(tmp_path):
 
         device = torch.accelerator.current_accelerator()
         model = Net().to(device)
-        model(torch.randn(2, 4, device=device))
+        out = model(torch.randn(2, 4, device=device))
+        print("went on:", out.device)
+        model(torch.randn(2, 4, device=device)).sum().backward()
+        print("backward done")
     ''')
     result = diagnose(str(path), cwd=str(tmp_path))
-    assert result["outcome"] == "crashed"
+    assert result["outcome"] == "finished" and "went on: sim:1" in result["output"]
+    assert "backward done" in result["output"]  # the backward ran through the operation gone on after
     found = {(f["code"], f["line"]): f for f in result["findings"]}
-    assert set(found) == {("left-behind", 14), ("device-mismatch", 11)}
-    assert "`self.scale of Net` (a tensor on cpu, a plain attribute)" in found[("left-behind", 14)]["message"]
-    mismatch = found[("device-mismatch", 11)]["message"]
-    assert "sim:1 and cpu" in mismatch and "cuda:1 and cpu" in mismatch  # the simulator's words, and CUDA's
-    assert "`self.scale` is on cpu" in mismatch and "Move the one on cpu to sim:1" in mismatch
+    assert set(found) == {("left-behind", 8)}  # self.scale = torch.ones(4): where register_buffer goes
+    f = found[("left-behind", 8)]
+    assert "`self.scale of Net` (a tensor on cpu, a plain attribute)" in f["message"]
+    assert "Line 11 then mixed devices (2 times)" in f["message"] and "sim:1 and cpu" in f["message"]
+    assert [(r["line"], r["message"]) for r in f["related"]] == [
+        (14, "the model's move"), (11, "the operation that mixed devices")]
+
+
+def test_an_error_the_doctor_cannot_go_on_after_ends_the_run_and_says_so(tmp_path):
+    path = _script(tmp_path, '''\
+        import torch
+        device = torch.accelerator.current_accelerator()
+        x = torch.randn(3, device=device)
+        x.numpy()
+        print("not reached")
+    ''')
+    result = diagnose(str(path), cwd=str(tmp_path))
+    assert result["outcome"] == "crashed" and "not reached" not in result["output"]
+    crash = result["findings"][-1]
+    assert crash["code"] == "crash" and crash["line"] == 4
+    assert "did not run" in crash["message"]
 
 
 def test_a_script_that_needs_a_missing_file(tmp_path):
@@ -386,12 +409,12 @@ def test_the_scripts_cuda_arguments_are_read_as_the_simulator(tmp_path):
     assert result["outcome"] == "finished" and "on sim:1" in result["output"]
 
 
-def test_a_loop_without_optimizer_or_loader_is_reported_at_the_time_limit(tmp_path):
+def test_a_hand_written_loop_is_cut_after_its_iterations(tmp_path):
     path = _script(tmp_path, '''\
         import torch
         device = torch.accelerator.current_accelerator()
         w = torch.zeros(4, device=device, requires_grad=True)
-        while True:  # hand-written SGD: no optimizer, no DataLoader to count steps by
+        while True:  # hand-written SGD: no optimizer, no DataLoader; its backward makes it a loop of steps
             loss = (torch.randn(16, 4, device=device) @ w - 1).pow(2).mean()
             loss.backward()
             with torch.no_grad():
@@ -399,10 +422,49 @@ def test_a_loop_without_optimizer_or_loader_is_reported_at_the_time_limit(tmp_pa
                 w.grad = None
             if loss.item() < 1e-9:
                 break
+        print("after the loop")
+    ''')
+    result = diagnose(str(path), cwd=str(tmp_path))
+    assert result["outcome"] == "finished" and "after the loop" in result["output"], result
+    assert result["loops_cut"] == [{"line": 4, "cut": 1, "after": 3}]
+    assert [(f["code"], f["line"]) for f in result["findings"]] == [("host-read-per-step", 10)]
+
+
+def test_adams_step_counters_put_on_the_device_by_map_location_are_explained(tmp_path):
+    path = _script(tmp_path, '''\
+        import torch
+        from torch import nn
+        device = torch.accelerator.current_accelerator()
+        model = nn.Linear(4, 1).to(device)
+        optimizer = torch.optim.Adam(model.parameters())
+        model(torch.randn(2, 4, device=device)).sum().backward()
+        optimizer.step()
+        torch.save(optimizer.state_dict(), "optimizer.pt")
+        optimizer.load_state_dict(torch.load("optimizer.pt", map_location=device))
+        for step in range(10):
+            loss = model(torch.randn(2, 4, device=device)).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    ''')
+    result = diagnose(str(path), cwd=str(tmp_path))
+    [read] = result["findings"]
+    assert (read["code"], read["line"]) == ("host-read-per-step", 14)
+    assert "`step` counters" in read["message"] and 'map_location="cpu"' in read["message"]
+
+
+def test_a_loop_without_device_work_is_stopped_at_the_time_limit(tmp_path):
+    path = _script(tmp_path, '''\
+        import torch
+        device = torch.accelerator.current_accelerator()
+        w = torch.zeros(4, device=device)
+        n = 0
+        while True:  # nothing on the device: not cut
+            n += sum(range(100))
     ''')
     result = diagnose(str(path), cwd=str(tmp_path), timeout=3)
     assert result["outcome"] == "time-up", result
-    assert [(f["code"], f["line"]) for f in result["findings"]] == [("host-read-per-step", 10)]
+    assert result["loops_cut"] == []
 
 
 def test_a_loop_inside_a_library_is_stopped_at_the_time_limit_too(tmp_path):

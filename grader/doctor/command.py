@@ -11,7 +11,7 @@ from rich.text import Text
 
 from grader.doctor import DEFAULT_STEPS, DEFAULT_TIMEOUT, diagnose, render
 
-HELP = "run your own training script for a few steps and report its device problems, line by line"
+HELP = "run your own training script, each loop cut short, and report its device problems, line by line"
 
 
 def available_devices() -> str:
@@ -20,13 +20,14 @@ def available_devices() -> str:
 
 def add_parser(sub, func=None) -> None:
     d = sub.add_parser("doctor", help=HELP, description=(
-        "Run SCRIPT (with ARGS, as `python SCRIPT ARGS` would) for a few steps on the simulated accelerator "
-        "(or --device cuda:0), and report each device problem at its line with the book's section that explains "
-        "it. The script runs isolated, reading your files and writing into a temporary copy of this folder."))
+        "Run SCRIPT (with ARGS, as `python SCRIPT ARGS` would) on the simulated accelerator (or --device cuda:0), "
+        "each of its loops that works on the device cut after a few iterations so that every phase runs "
+        "(training, evaluation, saving, loading, serving), and report each device problem at the line to fix "
+        "with the book's section that explains it. The script runs isolated, reading your files and writing into a temporary copy of this folder."))
     d.add_argument("--device", default="sim:1", help="where to run it: sim:1 (default, so that a lost device "
                    "index shows), sim:0, cuda:0 where there is a GPU, or cpu")
     d.add_argument("--steps", type=int, default=DEFAULT_STEPS,
-                   help=f"stop after N optimizer steps, or N iterations of its data loop (default {DEFAULT_STEPS})")
+                   help=f"cut each loop that works on the device after N iterations (default {DEFAULT_STEPS})")
     d.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
                    help=f"seconds of CPU time it may take (default {DEFAULT_TIMEOUT:g})")
     d.add_argument("--profile", choices=("cuda", "mps"), default="cuda",
@@ -73,7 +74,8 @@ def run(args, console: Console | None = None) -> int:
     if not os.path.isfile(args.script):
         raise CliUsageError(f"{args.script}: no such file. Give the path of your Python script.")
     if not (args.json or args.sarif):
-        console.print(Text(f"Running {args.script} on {device} for {args.steps} steps ...", style="dim"))
+        console.print(Text(f"Running {args.script} on {device}, each loop cut after {args.steps} iterations ...",
+                           style="dim"))
     result = diagnose(args.script, args.args, device=device, steps=args.steps, timeout=args.timeout,
                       profile=args.profile)
     if args.json:

@@ -44,6 +44,13 @@ KINDS = {k.code: k for k in [
     Kind("optimizer-state-left-behind", "error", "optimizer state left on another device than its parameters",
          "device-agnostic-training", "Set-up: move the model, then create the optimizer"),
     Kind("memory-grows", "warning", "device memory held by one line grows every step", "memory", "Peak memory"),
+    Kind("unsynced-timing", "warning", "a host clock stopped around device work that nothing waited for",
+         "asynchrony", "Timing GPU code: the wrong way and the right way"),
+    Kind("empty-cache-per-step", "warning", "empty_cache() in every iteration of a loop", "memory", "`empty_cache()`"),
+    Kind("load-without-map-location", "warning", "torch.load of device tensors without map_location",
+         "device-agnostic-training", "Checkpoints and `map_location`"),
+    Kind("graph-kept", "warning", "an autograd graph carried from one iteration into the next", "memory",
+         "Where the memory of a training step goes"),
     Kind("crash", "error", "the script stopped with an error", "debugging", "Reading the traceback"),
 ]}
 
@@ -59,6 +66,7 @@ class Finding:
     source: str = ""  # the learner's statement at `line`
     fix: str = ""  # the rewrite, where one is known (the device-agnostic form of a CUDA-only line)
     extra_lines: list[int] = field(default_factory=list)  # other lines of the same finding
+    related: list[dict] = field(default_factory=list)  # {line, source, message}: a use, a move, a call followed
 
     @property
     def kind(self) -> Kind:

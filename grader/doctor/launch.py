@@ -21,7 +21,7 @@ from pathlib import Path
 
 from grader import limits, sandbox
 
-DEFAULT_STEPS = 3  # two steps tell a per-step pattern from a one-off; a third makes growth visible
+DEFAULT_STEPS = 3  # iterations of each loop: two tell a per-step pattern from a one-off; a third shows growth
 DEFAULT_TIMEOUT = 120.0  # seconds of CPU time
 SETUP_SECONDS = 60  # CPU seconds for the probe's set-up (torch's import, the simulator), not the script's
 ANALYSIS_SECONDS = 30  # CPU seconds left, after the time limit, to report what was seen
@@ -150,9 +150,9 @@ def _why_gone(status: int, stopped: str | None) -> str:
 
 def _message(outcome: str, timeout: float, output: str) -> str:
     if outcome == "timeout":
-        return (f"The script did not reach its steps within the time limit ({timeout:g} s of CPU time, "
-                f"{limits.wall_limit(timeout):g} s on the clock): it hangs, or a step is very slow here. Try "
-                "--steps 1, a smaller batch or model, or --timeout.")
+        return (f"The script did not end within the time limit ({timeout:g} s of CPU time, "
+                f"{limits.wall_limit(timeout):g} s on the clock): it hangs, or an iteration is very slow here. Try "
+                "--steps 1 (each loop cut after one iteration), a smaller batch or model, or --timeout.")
     if outcome == "output-limit":
         return (f"The script printed more than {limits.OUTPUT_LIMIT // 2**20} MiB, the doctor's output limit: print a "
                 "little (a loss every few hundred steps), not whole tensors or every step.")

@@ -4,7 +4,7 @@ with its step, size, pinned-ness, non_blocking and a fingerprint of what crossed
 step are a helper that belongs on the device), reads of a non_blocking copy's destination before anything
 waited, device memory held per learner line, and module state left behind when a model moves.
 
-Every event carries the step it happened in (`Recorder.step`, advanced by grader.doctor.steps) and the
+Every event carries the loop iterations it happened in (`Recorder.step`: grader.doctor.loops' context) and the
 learner's line (grader.instruments attributes it). Watching must never change what the script does: every
 hook swallows its own errors."""
 
@@ -21,6 +21,7 @@ import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
 from grader import instruments
+from grader.doctor import habits
 from grader.instruments import Line
 
 aten = torch.ops.aten
@@ -35,7 +36,7 @@ def line() -> Line | None:
 
 @dataclass
 class CopyEvent:
-    step: tuple[int, int]  # (optimizer steps, loop iterations) done before it
+    step: tuple  # the loops running and their iterations (grader.doctor.loops.Loops.context)
     kind: str  # h2d, d2h, d2d
     line: Line | None
     nbytes: int
@@ -51,21 +52,52 @@ class LeftBehind:
     line: Line | None
     what: str  # "`self.mask` (a CPU tensor of Net)"
     target: str
+    owner: type | None = None  # the module's class, and the attribute left behind
+    attribute: str = ""
+    ids: frozenset = frozenset()  # id() of the tensors left behind
 
 
 @dataclass
 class Held:
     line: Line | None
-    step: tuple[int, int]
+    step: tuple
     nbytes: int
     ref: weakref.ref
+
+
+class Logged(Counter):
+    """A Measurement's counter of events by line (host reads, syncs) that also logs each event with the loop
+    iterations it happened in, into `log` as (context, line), and tells `waited(line)` (each is a wait)."""
+
+    def __init__(self, loops, log: list, waited=None):
+        super().__init__()
+        self.loops, self.log, self.waited = loops, log, waited
+
+    def __setitem__(self, key, value):
+        for _ in range(value - self.get(key, 0)):
+            self.log.append((self.loops.context, key))
+        if self.waited is not None:
+            try:
+                self.waited(key)
+            except Exception:
+                pass
+        super().__setitem__(key, value)
+
+
+class LoggedList(list):
+    def __init__(self, loops, log: list):
+        super().__init__()
+        self.loops, self.log = loops, log
+
+    def append(self, item):
+        self.log.append((self.loops.context, item))
+        super().append(item)
 
 
 @dataclass
 class Recorder:
     device: torch.device
-    step_optimizer: int = 0  # optimizer steps done (grader.doctor.steps advances them)
-    step_batch: int = 0  # loop iterations done
+    loops: object = None  # grader.doctor.loops.Loops
     copies: list[CopyEvent] = field(default_factory=list)
     early_reads: list = field(default_factory=list)  # (step, line of the read, line of the copy)
     left_behind: list[LeftBehind] = field(default_factory=list)
@@ -84,10 +116,35 @@ class Recorder:
     syncs: list = field(default_factory=list)  # (step, line, device waited for) of synchronize() calls
     by_design: Counter = field(default_factory=Counter)
     by_design_float64: Counter = field(default_factory=Counter)
+    repairing: int = 0  # inside grader.doctor.mismatch's move of a stray operand
+    # grader.doctor.habits: clock reads, the last synchronize (line, kernels), synchronize lines that time
+    kernels_at_wait: int = 0  # device operations run before the host last waited for the device
+    last_sync: tuple | None = None
+    clocks: list = field(default_factory=list)
+    timing_syncs: set = field(default_factory=set)
+    empty_caches: list = field(default_factory=list)  # (context, line)
+    inside_empty_cache: int = 0
+    loads: list = field(default_factory=list)  # habits.Loaded
+    carries: list = field(default_factory=list)  # (context, line of the op, line that made the tensor, loop uid)
+    kept: list = field(default_factory=list)  # (loop line, line that made them, holder or None, bytes): habits
+
+    # (context, line) of each host read, print, synchronize or stream wait, data-dependent operation
+    reads: list = field(default_factory=list)
+    waits: list = field(default_factory=list)
+    data_dependent: list = field(default_factory=list)
 
     @property
-    def step(self) -> tuple[int, int]:
-        return (self.step_optimizer, self.step_batch)
+    def step(self) -> tuple:
+        return self.loops.context
+
+    def log_into(self, m: instruments.Measurement) -> None:
+        """Log the measurement's events by line with their loop iterations, as they are counted."""
+        from grader.doctor.habits import waited
+
+        m.read_lines = Logged(self.loops, self.reads, lambda line: waited(self))
+        m.printed_lines = Logged(self.loops, self.reads, lambda line: waited(self))
+        m.sync_lines = Logged(self.loops, self.waits, lambda line: waited(self, line, sync=True))
+        m.data_dependent_lines = LoggedList(self.loops, self.data_dependent)
 
     def on_device(self, t) -> bool:
         return isinstance(t, torch.Tensor) and t.device.type == self._type
@@ -205,6 +262,8 @@ class Watch(instruments.CountingMode):
 
     def _watch(self, func, args, kwargs, out, before):
         rec = self.rec
+        if rec.repairing:
+            return  # grader.doctor.mismatch moving a stray operand: not the script's own work
         if func in _COPIES:
             src, dst = (args[0], out) if func is aten._to_copy.default else (args[1], args[0])
             if isinstance(src, torch.Tensor) and isinstance(dst, torch.Tensor) and src.device != dst.device:
@@ -217,12 +276,17 @@ class Watch(instruments.CountingMode):
                         rec.pending[dst.untyped_storage().data_ptr()] = line()
                     else:
                         rec.pending.clear()  # a blocking copy back waits for everything queued before it
+                        habits.waited(rec)
                 rec.copies.append(CopyEvent(rec.step, kind, line(), dst.numel() * dst.element_size(), pinned,
                                             non_blocking, fingerprint if kind == "h2d" else None,
                                             str(src.device), str(dst.device)))
         outs = [t for t in _tensors(out) if rec.on_device(t)]
         if not outs:
             return
+        if rec.loops.unmarked and func not in _NOT_WORK:
+            rec.loops.work()
+        if rec.loops.context and torch.is_grad_enabled() and torch._C._current_autograd_node() is None:
+            habits.carried(rec, args)
         if (func in instruments.DATA_DEPENDENT or func in instruments.INDEXING) \
                 and torch._C._current_autograd_node() is not None:
             rec.backward_lines.add(line())
@@ -230,6 +294,13 @@ class Watch(instruments.CountingMode):
             for t in outs:
                 rec.hold(t)
 
+
+#: Device operations that do not make a loop a working one: copies to the device and initialisations (a loop that
+#: builds or initialises a model's layers is not cut).
+_NOT_WORK = set(_COPIES) | {aten.fill_.Scalar, aten.zero_.default, aten.uniform_.default, aten.normal_.default,
+                            aten.empty.memory_format, aten.zeros.default, aten.ones.default, aten.full.default,
+                            aten.detach.default, aten.lift_fresh.default, aten.random_.default,
+                            aten.arange.start_step}
 
 _MAKES_MEMORY: dict = {}  # op -> whether its outputs are new memory (not a view, not written in place)
 
@@ -247,6 +318,7 @@ def measure(device: torch.device, rec: Recorder):
     syncs, data-dependent operations, float64 on the device, peak memory), and the Recorder's events besides."""
     def watch(m: instruments.Measurement) -> Watch:
         rec.measurement = m
+        rec.log_into(m)
         return Watch(m, rec)
 
     with instruments.measure(device, mode=watch) as m:
@@ -306,8 +378,8 @@ def watch_module_moves(rec: Recorder):
         try:
             target = _moved_to(self)
             if target is not None and target.type == rec.device.type:
-                for what in _left_behind(self, target):
-                    rec.left_behind.append(LeftBehind(line(), what, str(target)))
+                for what, owner, attribute, ids in _left_behind(self, target):
+                    rec.left_behind.append(LeftBehind(line(), what, str(target), owner, attribute, ids))
         except Exception:
             pass
         return out
@@ -331,7 +403,8 @@ def _left_behind(model: torch.nn.Module, target: torch.device):
             if name.startswith("_"):
                 continue
             if isinstance(value, torch.Tensor) and value.device != target:
-                yield f"`{owner.format(name)}` (a tensor on {value.device}, a plain attribute)"
+                yield (f"`{owner.format(name)}` (a tensor on {value.device}, a plain attribute)", type(module), name,
+                       frozenset({id(value)}))
             elif isinstance(value, (list, tuple, dict)):
                 items = value.values() if isinstance(value, dict) else value
                 kinds = {("module" if isinstance(v, torch.nn.Module) else "tensor") for v in items
@@ -339,8 +412,15 @@ def _left_behind(model: torch.nn.Module, target: torch.device):
                          or isinstance(v, torch.Tensor) and v.device != target}
                 if kinds:
                     holder = "nn.ModuleList/ModuleDict" if "module" in kinds else "buffers"
+                    ids = set()
+                    for v in items:
+                        if isinstance(v, torch.nn.Module):
+                            ids |= {id(t) for t in v.parameters()} | {id(t) for t in v.buffers()}
+                        elif isinstance(v, torch.Tensor):
+                            ids.add(id(v))
                     yield (f"`{owner.format(name)}` (a plain {type(value).__name__} of "
-                           f"{' and '.join(sorted(kinds))}s, not moved: make it {holder})")
+                           f"{' and '.join(sorted(kinds))}s, not moved: make it {holder})", type(module), name,
+                           frozenset(ids))
 
 
 #: Library functions that sync or make float64 on the device by design, every step.
@@ -400,7 +480,9 @@ def watch_synchronize(rec: Recorder):
                     else:
                         waited = str(torch.device(rec.device.type, device) if isinstance(device, int)
                                      else torch.device(device))
-                    rec.syncs.append((rec.step, line(), waited))
+                    where = line()
+                    rec.syncs.append((rec.step, where, waited))
+                    habits.waited(rec, where, sync=True)
                 except Exception:
                     pass
             inside[0] += 1

@@ -3,8 +3,8 @@
 It confines itself first, as a grading worker does (grader.sandbox: Landlock, while it has one thread; on a
 real GPU right after CUDA started), limits the files it may write (output included) and its host memory
 (grader.limits), makes the simulated accelerator (or uses the real one), then runs the learner's script as
-`python SCRIPT ARGS` would, inside the instruments, until it has run the steps asked for. It writes what it
-found as JSON to the request's `result` path, in its private folder."""
+`python SCRIPT ARGS` would, inside the instruments, each of its loops cut after the iterations asked for. It
+writes what it found as JSON to the request's `result` path, in its private folder."""
 
 from __future__ import annotations
 

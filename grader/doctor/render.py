@@ -15,11 +15,10 @@ from grader.doctor.findings import KINDS, LEVELS
 
 STYLE = {"error": "bold red", "warning": "yellow", "note": "cyan"}
 OUTCOME = {
-    "stopped": "stopped after {done} {unit}",
-    "finished": "ran to its end ({done} {unit})",
+    "finished": "ran to its end",
     "exited": "exited with status {exit_code}",
-    "crashed": "stopped with an error after {done} {unit}",
-    "time-up": "stopped at the time limit after {done} {unit}",
+    "crashed": "stopped with an error",
+    "time-up": "stopped at the time limit",
 }
 FAILED = {"timeout", "killed", "output-limit", "doctor-error", "no-script"}
 
@@ -64,15 +63,21 @@ def print_report(console: Console, result: dict, base: str | None = None, locate
     outcome = result.get("outcome")
     header = Text.assemble(("Doctor: ", "bold"), (script, "bold cyan"), f" on {where}")
     if outcome in OUTCOME:
-        done, unit = steps.get("done", 0), steps.get("unit", "steps")
-        header.append(", " + OUTCOME[outcome].format(done=done, unit=unit[:-1] if done == 1 else unit,
-                                                     exit_code=result.get("exit_code")))
+        header.append(", " + OUTCOME[outcome].format(exit_code=result.get("exit_code")))
+        done = steps.get("optimizer_steps", 0)
+        header.append(f" ({done} optimizer step{'s' if done != 1 else ''})")
     if "seconds" in result:
         header.append(f" ({result['seconds']:.1f} s)", style="dim")
     console.print(header)
+    cut = result.get("loops_cut") or []
+    if cut:
+        console.print(Text("Loops cut after {} iterations, the script going on after them: {}.".format(
+            steps.get("asked"), ", ".join(f"line {c['line']}" + (f" ({c['cut']} times)" if c["cut"] > 1 else "")
+                                          for c in cut)), style="dim"))
     if outcome == "time-up":
-        console.print(Text("The script did not reach its steps within the time limit (--timeout): what it ran is "
-                           "reported, with a line counted as per step when it ran twice or more.", style="yellow"))
+        console.print(Text("The script did not end within the time limit (--timeout): what it ran is reported. "
+                           "A loop is cut only once its iterations do device work (a model's forward, a backward, an "
+                           "optimizer step, a DataLoader batch, an operation on the device).", style="yellow"))
     if outcome in FAILED:
         console.print(Text(result.get("message") or result.get("error") or outcome, style="bold red"))
         if result.get("error") and result.get("message"):
@@ -105,6 +110,8 @@ def _print_finding(console: Console, f: dict, at: str | None, script: str, fancy
         console.print(Text.assemble(f"  {f.get('cell_line') or f['line']:>4} {bar} ", (f["source"], "bold")))
     for line in f["message"].splitlines():
         console.print(Text("    " + line))
+    for r in f.get("related") or []:
+        console.print(Text(f"    see line {r['line']} ({r['message']}): {r['source']}", style="dim"))
     section = f.get("section") or {}
     if section:
         console.print(Text(f"    Book: \"{section['title']}\" in {section['chapter']}, {section['url']}", style="dim"))
@@ -116,10 +123,8 @@ def _print_traffic(console: Console, result: dict) -> None:
     steps = result.get("steps") or {}
     if per:
         h2d, d2h, d2d = per["h2d"], per["d2h"], per["d2d"]
-        unit = steps.get("unit", "steps")
         console.print()
-        last = f"the last of {steps.get('done')} {unit}" if steps.get("done") != 1 else f"the only one of the {unit}"
-        console.print(Text(f"Per step ({last}):", style="bold"))
+        console.print(Text(f"Per step (the last iteration of the loop at line {per['loop_line']}):", style="bold"))
         from grader.doctor.findings import plural
 
         console.print(Text(f"  to {device}: {plural(h2d['copies'], 'copy', 'copies')}, {size(h2d['bytes'])}, "
@@ -158,9 +163,16 @@ def sarif(result: dict, base: str | None = None) -> dict:
         location = {"artifactLocation": {"uri": Path(shown_path(f.get("file") or result["script"], base)).as_posix()}}
         if f.get("line"):
             location["region"] = {"startLine": f["line"]}
-        results.append({"ruleId": f["code"], "ruleIndex": index[f["code"]], "level": f["level"],
-                        "message": {"text": f"{f['title']}: {f['message']}"},
-                        "locations": [{"physicalLocation": location}]})
+        entry = {"ruleId": f["code"], "ruleIndex": index[f["code"]], "level": f["level"],
+                 "message": {"text": f"{f['title']}: {f['message']}"},
+                 "locations": [{"physicalLocation": location}]}
+        if f.get("related"):
+            entry["relatedLocations"] = [
+                {"id": i, "message": {"text": r["message"]},
+                 "physicalLocation": {"artifactLocation": location["artifactLocation"],
+                                      "region": {"startLine": r["line"]}}}
+                for i, r in enumerate(f["related"], 1)]
+        results.append(entry)
     invocation = {"executionSuccessful": result.get("outcome") not in FAILED}
     if result.get("outcome") in FAILED:
         invocation["toolExecutionNotifications"] = [

@@ -1,7 +1,8 @@
 """One run of the learner's script inside the instruments (in the doctor's confined process, grader.doctor.probe):
 the script is compiled from its own file (read as the simulated accelerator where it names CUDA:
-grader.doctor.cuda_only), run as `__main__` with its arguments, stopped after the steps asked for
-(grader.doctor.steps), and what was watched is turned into findings (grader.doctor.analyze)."""
+grader.doctor.cuda_only), with each of its loops cut after the iterations asked for (grader.doctor.loops), run
+as `__main__` with its arguments to its end (or the time limit: grader.doctor.steps), and what was watched is
+turned into findings (grader.doctor.analyze)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,11 @@ from collections import Counter
 import torch
 
 from grader import instruments
-from grader.doctor import analyze, cuda_only, observe
+from grader.doctor import analyze, cuda_only, habits, loops, mismatch, observe
 from grader.doctor.findings import order
 from grader.doctor.observe import (Recorder, watch_library, watch_module_moves, watch_python_data,
                                   watch_synchronize)
-from grader.doctor.steps import Steps, StopScript, TimeUp, stop_no_more, stop_when_time_is_up
+from grader.doctor.steps import Steps, TimeUp, stop_no_more, stop_when_time_is_up
 
 
 def _main_device(device: torch.device):
@@ -44,30 +45,38 @@ def run(request: dict, device: torch.device) -> dict:
         findings += cuda_only.findings(tree, path, lines, str(device))
     if device.type == "sim":
         tree = cuda_only.as_simulator(tree, device.index or 0)
-    code = compile(tree, path, "exec")
+    code = compile(loops.rewrite(tree), path, "exec")
 
     instruments.attribute_to(path)
-    rec = Recorder(device)
-    steps = Steps(rec, request["steps"])
-    undo = []
+    cut = loops.Loops(request["steps"])
+    rec = Recorder(device, cut)
+    steps = Steps(rec)
+    cut.on_leave = habits.kept_at_exit(rec, lambda tensor, scopes: analyze.holder_line(tensor, scopes, lines))
+    undo = cut.install()
     if device.type != "cpu":
         undo += _main_device(device)
     undo += steps.install() + watch_python_data(rec) + watch_module_moves(rec) + watch_library(rec)
     undo += watch_synchronize(rec) if device.type != "cpu" else []
+    undo += habits.watch_clocks(rec, path) + habits.watch_empty_cache(rec) + habits.watch_load(rec)
     args = list(request.get("args", []))
     sys.argv = [path] + (cuda_only.as_simulator_args(args, device.index or 0) if device.type == "sim" else args)
     sys.path.insert(0, os.path.dirname(path))
-    namespace = {"__name__": "__main__", "__file__": path, "__builtins__": builtins, "__spec__": None}
+    namespace = {"__name__": "__main__", "__file__": path, "__builtins__": builtins, "__spec__": None,
+                 loops.NAME: cut}
     outcome, error, exit_code = "finished", None, None
     stop_when_time_is_up(request.get("timeout", 120), path)
+    # the script's tree as written (the loops' rewrite changed `tree`): where its names are assigned
+    continued = mismatch.Continue(rec, path, ast.parse(source, path), lines) if device.type != "cpu" else None
     with observe.measure(device, rec) as m:
         try:
             try:
-                exec(code, namespace)
+                if continued is not None:
+                    with continued:
+                        exec(code, namespace)
+                else:
+                    exec(code, namespace)
             finally:
                 stop_no_more()
-        except StopScript as stop:
-            outcome, error = "stopped", stop
         except TimeUp as stop:
             outcome, error = "time-up", stop
         except SystemExit as exc:
@@ -80,10 +89,13 @@ def run(request: dict, device: torch.device) -> dict:
         setattr(owner, name, original)
 
     scopes = [namespace] + [frame.f_locals for frame, _ in _script_frames(error, path)]
-    analysis = analyze.Analysis(rec, steps, path, lines, scopes)
+    analysis = analyze.Analysis(rec, steps, path, lines, scopes, continued)
     findings += analysis.all()
     if outcome == "crashed":
-        findings.append(analyze.crash(error, path, lines, str(device)))
+        ended = analyze.crash(error, path, lines, str(device))
+        ended.message += ("\nThe doctor cannot go on after this error (it goes on only after a device mismatch): "
+                          "the code after it did not run, so its bugs, if any, are not reported.")
+        findings.append(ended)
     return {
         "script": path,
         "args": list(request.get("args", [])),
@@ -91,10 +103,10 @@ def run(request: dict, device: torch.device) -> dict:
         "profile": request.get("profile", "cuda"),
         "outcome": outcome,
         "exit_code": exit_code,
-        "steps": {"asked": request["steps"], "done": steps.done,
-                  "unit": "optimizer steps" if steps.unit == "optimizer" else "loop iterations"},
+        "steps": {"asked": request["steps"], "optimizer_steps": steps.optimizer_steps, "batches": steps.batches},
+        "loops_cut": cut.report(),
         "findings": [f.to_json() for f in order(findings)],
-        "per_step": _per_step(rec, steps, m),
+        "per_step": _per_step(rec, analysis),
         "memory": _memory(rec, m),
     }
 
@@ -107,23 +119,21 @@ def _script_frames(error, path):
     return [(frame, n) for frame, n in traceback.walk_tb(error.__traceback__) if frame.f_code.co_filename == path]
 
 
-def _per_step(rec: Recorder, steps: Steps, m) -> dict:
-    """Traffic of the last whole step: copies by direction (count, bytes, from or into pinned memory), host
-    reads and explicit synchronisations."""
-    unit = 0 if steps.unit == "optimizer" else 1
-    last = steps.done - 1
-    if last < 0:
+def _per_step(rec: Recorder, analysis) -> dict:
+    """Traffic of the last whole iteration of the loop of steps (analysis.main_step): copies by direction
+    (count, bytes, from or into pinned memory), host reads and explicit synchronisations."""
+    main = analysis.main_step()
+    if main is None:
         return {}
-    out = {}
+    loop, iteration = main
+    mark = (loop.uid, iteration)
+    out = {"loop_line": loop.line}
     for kind in ("h2d", "d2h", "d2d"):
-        copies = [c for c in rec.copies if c.kind == kind and c.step[unit] == last]
+        copies = [c for c in rec.copies if c.kind == kind and mark in c.step]
         out[kind] = {"copies": len(copies), "bytes": sum(c.nbytes for c in copies),
                      "pinned": sum(1 for c in copies if c.pinned)}
-    marks = steps.optimizer if unit == 0 else steps.batch
-    before = marks[last - 1] if last >= 1 else None
-    now = marks[last]
-    out["host_reads"] = sum((now.reads - (before.reads if before else Counter())).values())
-    out["syncs"] = sum((now.syncs - (before.syncs if before else Counter())).values())
+    out["host_reads"] = sum(1 for context, _ in rec.reads if mark in context)
+    out["syncs"] = sum(1 for context, _ in rec.waits if mark in context)
     return out
 
 

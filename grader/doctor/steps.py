@@ -1,24 +1,16 @@
 """Steps of the learner's script: optimizer steps (every optimizer, through torch's global step hooks) and
-iterations of its data loops (every DataLoader's iterator). Each is a boundary between steps for the per-step
-findings, and the doctor stops the script after `limit` of them (optimizer steps, or loop iterations where no
-optimizer has stepped), by raising StopScript: a BaseException, which a script's `except Exception` lets by.
-It stops at the next boundary after the last step (the next step, or the next batch), so that what the loop
-does after `optimizer.step()` (logging a loss) is seen for the last step too."""
+DataLoader batches (every DataLoader's iterator), each of which makes the loop it runs in one that
+grader.doctor.loops cuts; and the time limit, which stops a script whose loops do no such work."""
 
 from __future__ import annotations
 
 import functools
-from collections import Counter
 from dataclasses import dataclass, field
 
 import torch
 
 
 WIDEN_AFTER = 1  # second(s) of CPU time past the limit waiting for a line of the learner's own code
-
-
-class StopScript(BaseException):
-    """Raised into the script once it ran the steps asked for."""
 
 
 class TimeUp(BaseException):
@@ -70,58 +62,35 @@ def stop_no_more() -> None:
 
 
 @dataclass
-class Mark:
-    """What the measurement had counted at one boundary."""
-
-    reads: Counter
-    syncs: Counter
-    data_dependent: int
-
-
-@dataclass
 class Steps:
+    """Optimizer steps and DataLoader batches: each makes the loops running working ones (grader.doctor.loops,
+    which cuts them), and optimizer steps are counted for the report."""
+
     rec: object  # grader.doctor.observe.Recorder
-    limit: int
-    optimizer: list[Mark] = field(default_factory=list)  # after each optimizer step
-    batch: list[Mark] = field(default_factory=list)  # before each loop iteration after the first
+    optimizer_steps: int = 0
+    batches: int = 0
+    optimizer_contexts: list = field(default_factory=list)  # Loops.context of each optimizer step
     optimizer_state: list = field(default_factory=list)  # (line, what) of optimizer state on another device
-    stopping: bool = False  # the steps asked for are done: stop at the next boundary
-
-    def _mark(self) -> Mark:
-        m = self.rec.measurement
-        return Mark(m.read_lines + m.printed_lines, m.sync_lines.copy(), len(m.data_dependent_lines))
-
-    @property
-    def unit(self) -> str:
-        """What a step is for this run: "optimizer" once any optimizer stepped, else "batch"."""
-        return "optimizer" if self.optimizer else "batch"
-
-    @property
-    def done(self) -> int:
-        return len(self.optimizer) if self.optimizer else len(self.batch)
+    step_on_device: set = field(default_factory=set)  # lines of optimizer steps whose `step` counters are on a device
 
     def stepped(self, optimizer, *_):
-        self.optimizer.append(self._mark())
-        self.rec.step_optimizer = len(self.optimizer)
-        if len(self.optimizer) >= self.limit:
-            self.stopping = True
+        self.optimizer_steps += 1
+        self.optimizer_contexts.append(self.rec.loops.context)
+        self.rec.loops.work()
 
     def before_step(self, optimizer, *_):
-        if self.stopping:
-            raise StopScript()
         try:
             _check_state(optimizer, self.optimizer_state)
+            if _step_on_device(optimizer):
+                from grader.doctor.observe import line
+
+                self.step_on_device.add(line())
         except Exception:
             pass
 
     def next_batch(self, first: bool):
-        if self.stopping:
-            raise StopScript()
-        if not first:
-            self.batch.append(self._mark())
-            self.rec.step_batch = len(self.batch)
-            if not self.optimizer and len(self.batch) >= self.limit:
-                raise StopScript()
+        self.batches += 1
+        self.rec.loops.work()
 
     def install(self):
         """Hook optimizers and loaders; returns the undo list (owner, name, original)."""
@@ -155,7 +124,7 @@ class _Counted:
         # watched, each sample's indexing went through their Python code, the largest part of the doctor's cost.
         from torch.utils._python_dispatch import _disable_current_modes
 
-        with _disable_current_modes():
+        with _disable_current_modes(), torch._C.DisableTorchFunction():  # nor grader.doctor.mismatch's mode
             return next(self.it)
 
     def __len__(self):
@@ -163,6 +132,19 @@ class _Counted:
 
     def __getattr__(self, name):
         return getattr(self.it, name)
+
+
+def _step_on_device(optimizer) -> bool:
+    """Adam's (and others') `step` counters on a device, where the step reads them back every time (they stay
+    on the CPU unless the optimizer is capturable or fused: a checkpoint loaded with map_location=device)."""
+    for group in optimizer.param_groups:
+        if group.get("capturable") or group.get("fused"):
+            continue
+        for p in group["params"]:
+            step = optimizer.state.get(p, {}).get("step")
+            if isinstance(step, torch.Tensor) and step.device.type != "cpu":
+                return True
+    return False
 
 
 def _check_state(optimizer, found: list) -> None:

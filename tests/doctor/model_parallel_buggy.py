@@ -17,8 +17,8 @@ class TwoStage(nn.Module):
 
     def forward(self, x):
         h = self.stage1(x.to(first))
-        h = h.to(accelerator.type)
-        return self.stage2(h)  # BUG: lost-index
+        h = h.to(accelerator.type)  # BUG: lost-index
+        return self.stage2(h)
 
 
 model = TwoStage()

@@ -9,17 +9,17 @@ torch.manual_seed(0)
 class Regressor(nn.Module):
     def __init__(self, mean, std):
         super().__init__()
-        self.mean, self.std = mean, std  # statistics of the training set, kept with the model
-        self.heads = [nn.Linear(8, 1) for _ in range(2)]
+        self.mean, self.std = mean, std  # BUG: left-behind
+        self.heads = [nn.Linear(8, 1) for _ in range(2)]  # BUG: left-behind
         self.body = nn.Sequential(nn.Linear(8, 8), nn.Tanh())
 
     def forward(self, x):
-        h = self.body((x - self.mean) / self.std)  # BUG: device-mismatch
+        h = self.body((x - self.mean) / self.std)
         return sum(head(h) for head in self.heads)
 
 
 data = torch.randn(64, 8) * 3 + 1
-model = Regressor(data.mean(0), data.std(0)).to(device)  # BUG: left-behind
+model = Regressor(data.mean(0), data.std(0)).to(device)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
 for step in range(8):
     x = data[step * 8:(step + 1) * 8].to(device)
