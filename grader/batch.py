@@ -31,7 +31,7 @@ import gc
 import os
 import secrets
 
-from grader import legs, limits, sandbox
+from grader import containment, legs, limits, sandbox
 
 _exit = os._exit
 _fork = getattr(os, "fork", None)
@@ -60,10 +60,10 @@ class BatchLoop:
 
     def __init__(self, job: dict, send, channel: int, family: str):
         self.job, self.send, self.channel, self.family = job, send, channel, family
-        self.pid = os.getpid()
+        self.answering = False  # True in an answer process (pids do not tell: each is pid 2 of its namespace)
 
     def pytest_runtestloop(self, session):
-        if os.getpid() != self.pid or session.testsfailed:
+        if self.answering or session.testsfailed:
             return None  # in an answer process: pytest's own loop; a check module that failed to import: say so
         from grader import workers
 
@@ -82,14 +82,18 @@ class BatchLoop:
         rfd, wfd = os.pipe()
         ofd, owfd = os.pipe()
         private = sandbox.private_folder()  # inside the batch worker's own private folder
+        with contextlib.suppress(OSError):  # which an answer running as nobody must pass through to reach its own
+            os.chmod(private.parent, 0o711)
         gc.freeze()  # the answer process's collections skip what is here (and copy none of its pages)
-        pid = _fork()
+        pid, report = containment.fork_contained(_fork)  # in a PID namespace of its own, under a keeper
         if pid == 0:
             try:
                 os.close(rfd)
                 os.close(ofd)
                 os.close(self.channel)  # the batch's channel: nothing of this answer may reach it
-                _answer_process(session, submission, private, wfd, owfd, token, exit_code, self.family)
+                self.answering = True
+                _answer_process(session, submission, private, wfd, owfd, token, exit_code, self.family,
+                                self.job["grader"])
             finally:
                 _exit(70)
         os.close(wfd)
@@ -101,13 +105,14 @@ class BatchLoop:
         finally:
             os.close(rfd)
             os.close(ofd)
-        leftovers = judge_here._stop_leftovers(pid)
+        status, contained = containment.outcome(report, status)
+        leftovers = judge_here._stop_leftovers(pid) + contained
         sandbox.remove(private)
         return workers.judge(lines, token, exit_code, status, stopped, leftovers, output, self.job)
 
 
 def _answer_process(session, submission: str, private, wfd: int, out_fd: int, token: str, exit_code: int,
-                    family: str) -> None:
+                    family: str, check: str) -> None:
     """Body of an answer process: start afresh what is per answer, then pytest's own test loop. Never returns."""
     from grader import integrity, workers
 
@@ -117,7 +122,8 @@ def _answer_process(session, submission: str, private, wfd: int, out_fd: int, to
     workers._start_worker(out_fd)
     capture.start_global_capturing()
     capture.suspend_global_capture()  # as between two checks
-    isolation = sandbox.confine(private)  # a Landlock domain of its own, inside the batch worker's
+    sandbox.confine(private)  # a Landlock domain of its own, inside the batch worker's
+    isolation = sandbox.confine_job(private, [submission, check], [os.path.dirname(check)])  # and as nobody
     integrity.guard_processes()  # its own count, and the batch worker may not be signalled
     if legs.is_simulated(config.getoption("device")):
         from grader.simulated import reset_after_fork

@@ -78,19 +78,23 @@ def status() -> Isolation:
         return Isolation(False, f"Landlock is not available on this kernel (Linux {platform.release()}{why}; it "
                                 "needs 5.13 or later with landlock among its security modules, and a container "
                                 "that allows it)")
+    from grader import containment
+
+    missing = containment.probe()
+    if missing:
+        return Isolation(False, f"{describe(abi)}; missing: own PID namespace and network namespace, {missing}")
     return Isolation(True, describe(abi))
 
 
-def describe(abi: int) -> str:
-    """What a worker confined at this Landlock ABI may not do, in one line."""
-    limits = ["writes only to a private folder"]
+def describe(abi: int, privilege: str | None = None) -> str:
+    """What a grading process confined at this Landlock ABI may not do, in one line."""
+    limits = ["reads and writes by allow-list (no /proc, no other grading's files)"]
     if abi < 3:
         limits.append("(truncating other files is not stopped below ABI 3)")
-    limits.append("no TCP" if abi >= 4 else "network not restricted (ABI < 4)")
     limits.append("no signals, tracing or abstract sockets outside it" if abi >= 6
                   else "no tracing outside it (signals are not restricted below ABI 6)")
-    if abi >= 9:
-        limits.append("no Unix socket files outside it")
+    limits += ["a PID namespace of its own", "no network (a network namespace)"]
+    limits.append(privilege or ("runs as nobody" if os.geteuid() == 0 else "runs without capabilities"))
     return f"Landlock ABI {abi}: " + ", ".join(limits)
 
 
@@ -107,22 +111,130 @@ def remove(folder: Path | str | None) -> None:
 
 def confine(private_dir: Path | str) -> Isolation:
     """Irreversibly restrict this process and all its future children (see the module's docstring) and make
-    `private_dir` where libraries write. Call it while the process has one thread. Never raises: where it
-    cannot confine, the returned Isolation says why and grading goes on unconfined."""
+    `private_dir` where libraries write: no network (a network namespace of its own), writes only there. Call it
+    while the process has one thread; `confine_job` then restricts reading, before learner code runs. Never
+    raises: where it cannot confine, the returned Isolation says why and grading goes on unconfined."""
     private_dir = Path(private_dir)
     _write_into(private_dir)
     state = status()
-    if not state.available:
+    if not state.available and "missing:" not in state.how:
         return state
     others = _threads() - 1
+    missing = []
+    try:
+        from grader import namespaces
+
+        namespaces.new_namespaces(namespaces.CLONE_NEWNET)  # before Landlock: it may write /proc/self/uid_map
+    except OSError as exc:
+        missing.append(f"network namespace ({exc.strerror})")
     try:
         _restrict(private_dir)
     except Exception as exc:  # noqa: BLE001 - the grade goes on, and its report says it was not isolated
         return Isolation(False, f"Landlock could not confine the grading process: {type(exc).__name__}: {exc}")
     sys.addaudithook(_Explainer(private_dir))
+    _state["missing"] = missing
+    how = state.how.split("; missing:")[0]
     if others > 0:  # a caller's mistake (see the module's docstring), said where the isolation is described
-        return Isolation(True, f"{state.how} ({others} thread(s) started before were not confined)")
-    return state
+        how = f"{how} ({others} thread(s) started before were not confined)"
+    return Isolation(not missing, how + (f"; missing: {', '.join(missing)}" if missing else ""))
+
+
+_state: dict = {"missing": []}  # what confine() could not do in this process, for confine_job's line
+
+
+def confine_job(private_dir: Path | str, readable, listable=(), drop: bool = True) -> Isolation:
+    """Before learner code runs, in a process `confine` confined: from now on it (and all it starts) reads only
+    what grading needs (`readable_places`, and the files and folders of `readable`: the submission, the check)
+    and, with `drop`, runs unprivileged (grader.namespaces.drop_privileges; its private folder made its own
+    first). A batch worker, which starts its answers' PID namespaces and runs no learner code, keeps its
+    privileges (drop=False); each answer process drops them. Never raises; the Isolation says what is missing."""
+    from grader import containment, namespaces
+
+    state = status()
+    if not state.available and "missing:" not in state.how:
+        return state
+    missing = list(_state["missing"])
+    if not containment.CONTAINED:
+        missing.append("own PID namespace")
+    try:
+        _restrict_reading([*readable_places(), *readable, private_dir], listable)
+    except Exception as exc:  # noqa: BLE001
+        missing.append(f"read allow-list ({type(exc).__name__}: {exc})")
+    privilege = None
+    if drop:
+        try:
+            if os.geteuid() == 0:
+                _give_to(private_dir, namespaces.UNPRIVILEGED)
+            privilege = namespaces.drop_privileges()
+        except OSError as exc:
+            missing.append(f"dropping privileges ({exc.strerror or exc})")
+    how = describe(_abi(), privilege)
+    return Isolation(not missing, how + (f"; missing: {', '.join(missing)}" if missing else ""))
+
+
+def _abi() -> int:
+    import landlockpy
+
+    return landlockpy.abi_version()
+
+
+def _give_to(folder, uid: int) -> None:
+    """Make `folder` and what is in it (written by the grader before the drop: CUDA's cache) belong to `uid`."""
+    for root, dirs, files in os.walk(folder):
+        for name in (root, *(os.path.join(root, n) for n in dirs + files)):
+            os.chown(name, uid, uid, follow_symlinks=False)
+
+
+#: Files of /etc that the Python environment and the libraries it loads read; not /etc itself (a root process
+#: reading as nobody with CAP_DAC_READ_SEARCH could read /etc/shadow).
+ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "passwd", "group",
+             "nsswitch.conf", "host.conf", "hosts", "gai.conf", "mime.types", "os-release")
+SYSTEM_PLACES = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/sys/devices/system/cpu", "/dev/urandom",
+                 "/dev/random")
+#: What CUDA reads after it started, on a machine with NVIDIA GPUs (tools/GPU_RUNS.md checks it).
+GPU_READ_PLACES = ("/proc/driver/nvidia", "/sys/bus/pci", "/sys/devices", "/sys/module/nvidia")
+
+
+@functools.cache  # computed before the first layer: a nested one (a batch's answer) may not list grader/ again
+def readable_places() -> tuple[str, ...]:
+    """What every grading process may read: the interpreter and its environment (not the course folder, which
+    holds solutions/, though an environment may live in it), system libraries, the grader's code except its
+    checks (`confine_job` adds the one being run)."""
+    from grader import ROOT
+
+    root = os.path.realpath(ROOT)
+    prefix = os.path.realpath(sys.prefix)
+    places = [*SYSTEM_PLACES, *(f"/etc/{name}" for name in ETC_FILES)]
+    if glob.glob(GPU_DEVICES[0]):
+        places += GPU_READ_PLACES
+    for entry in {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, *sys.path}:
+        real = os.path.realpath(entry) if entry else ""
+        if not real or (root + os.sep).startswith(real.rstrip(os.sep) + os.sep):
+            continue  # "" (the working folder), the course folder or a folder above it
+        if real.startswith(root + os.sep) and not real.startswith(prefix + os.sep) and real != prefix:
+            continue  # a folder of the course (exercises/, solutions/) on the path
+        places.append(real)
+    grader = os.path.join(root, "grader")
+    places += [e.path for e in os.scandir(grader) if e.name != "checks"]
+    return tuple(places)
+
+
+def _restrict_reading(paths, listable=()) -> None:
+    """A Landlock layer on top of confine's: reading (files, folders, executing) only in `paths`; listing (not
+    reading) the folders `listable` (the import system lists a check's folder to import it)."""
+    from landlockpy import AccessFS, AccessNet, Ruleset, Scope
+
+    read = AccessFS.READ_FILE | AccessFS.READ_DIR | AccessFS.EXECUTE
+    file_read = AccessFS.READ_FILE | AccessFS.EXECUTE
+    devices = {"/dev/null", "/dev/zero", "/dev/full", "/dev/shm"} | {p for g in GPU_DEVICES for p in glob.glob(g)}
+    with Ruleset(handled_fs=read, handled_net=AccessNet.NONE, scoped=Scope.NONE) as rules:
+        for path in [*map(os.fspath, paths), *devices]:
+            with contextlib.suppress(OSError):  # not on this machine
+                rules.allow_path(path, read if os.path.isdir(path) else file_read)
+        for path in listable:
+            with contextlib.suppress(OSError):
+                rules.allow_path(path, AccessFS.READ_DIR)
+        rules.restrict()
 
 
 def _threads() -> int:
@@ -164,15 +276,25 @@ def _restrict(private_dir: Path) -> None:
 
 
 def from_a_grading_process(conn: socket.socket) -> bool:
-    """Whether the peer of a Unix socket connection is a grading process (a daemon's zygote, handler or worker)
-    or runs under one: learner code asking a daemon to grade or to stop. Its pid comes from the kernel
-    (SO_PEERCRED) and its ancestors from /proc; learner code cannot change the command lines of the grading
-    processes above it. False where this cannot be told (no /proc: macOS, where no worker is confined)."""
+    """Whether the peer of a Unix socket connection is a grading process or runs under one: learner code asking a
+    daemon to grade or to stop. Told by what the kernel vouches for: the peer's pid and user (SO_PEERCRED) and
+    its namespaces. Every grading process runs in a PID and a network namespace of its own (grader.containment),
+    as nobody where the daemon is root; a client in other namespaces than the daemon's, or of another user, is
+    refused. Where gradings cannot have namespaces of their own, the peer's ancestors are looked at too (their
+    command lines in /proc, which learner code cannot change). False where none of this can be told (macOS)."""
     try:
         creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     except (OSError, AttributeError):
         return False
-    pid = struct.unpack("3i", creds)[0]
+    from grader import namespaces
+
+    pid, uid, _ = struct.unpack("3i", creds)
+    if pid <= 0 or uid != os.geteuid() or not namespaces.same_namespaces(pid):
+        return True
+    return _under_a_grading_process(pid)
+
+
+def _under_a_grading_process(pid: int) -> bool:
     seen = set()
     while pid > 1 and pid not in seen:
         seen.add(pid)

@@ -1,0 +1,160 @@
+"""Every process a grading starts ends with it: the grading runs in a PID namespace of its own.
+
+`fork_contained()` is os.fork for a grading process (a worker, a classroom batch's answer process). The process that
+calls it (the *judge*: a handler, a batch worker) forks a short-lived intermediate, which unshares a PID namespace
+(grader.namespaces: inside a user namespace of its own where it is not root) and forks the namespace's first
+process, the *keeper*; the keeper forks the grading process and ends once it ended:
+
+    judge ── keeper (pid 1 of the namespace: no learner code) ── grading process ── whatever learner code starts
+
+What learner code starts, double forks, new sessions and programs it execs included, stays in the namespace: an
+orphan comes back to the keeper, never to a process outside. Once the grading process ended, the keeper kills
+every process left in the namespace and counts them (the leftovers of this grading alone), sends the grading
+process's wait status and that count to the judge, and ends; had it not, the kernel kills what is left in a
+namespace whose first process ended, before the judge's waitpid of the keeper returns. The judge stops a grading that overruns by killing the keeper,
+which kills the namespace the same way.
+
+The grading process is the namespace's second process, not its first: pid 1 ignores the signals it sends itself
+(`os.kill(os.getpid(), SIGSEGV)` must end a grading as a crash would). Where no PID namespace can be made
+(no permission, not Linux), `fork_contained` is a plain fork and `CONTAINED` stays False in the child.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+
+from grader import namespaces
+
+#: In a process forked by fork_contained: whether it runs in a PID namespace of its own.
+CONTAINED = False
+_MAX_FD = 1 << 16
+
+
+def fork_contained(fork=os.fork) -> tuple[int, int | None]:
+    """Like `fork()` (the caller's fork function): 0 in the grading process; in the caller, the keeper's pid and
+    a descriptor the keeper's report comes on (`outcome`), or the child's pid and None where no PID namespace
+    could be made. The caller becomes a subreaper (the keeper is handed to it when the intermediate ends)."""
+    global CONTAINED
+    _become_subreaper()
+    r_pid, w_pid = os.pipe()
+    r_report, w_report = os.pipe()
+    middle = fork()
+    if middle == 0:
+        os.close(r_pid)
+        os.close(r_report)
+        if _in_the_middle(w_pid, w_report):  # returns only in the grading process
+            CONTAINED = True
+            return 0, None
+        os._exit(0)
+    os.close(w_pid)
+    os.close(w_report)
+    with os.fdopen(r_pid, "rb") as f:
+        told = f.read()
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(middle, 0)
+    if told.isdigit():
+        return int(told), r_report
+    os.close(r_report)  # no namespace here: a plain fork
+    child = fork()
+    if child == 0:
+        CONTAINED = False
+    return child, None
+
+
+def _in_the_middle(w_pid: int, w_report: int) -> bool:
+    """The intermediate: True in the grading process (its grandchild); the intermediate and the keeper never
+    return from here."""
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        try:
+            namespaces.new_namespaces(namespaces.CLONE_NEWPID)
+            keeper = os.fork()
+        except OSError:
+            keeper = None
+        if keeper != 0:
+            os.write(w_pid, b"-" if keeper is None else str(keeper).encode())
+            os._exit(0)
+        os.close(w_pid)  # the keeper, pid 1 of the new namespace
+        worker = os.fork()
+    except BaseException:  # noqa: BLE001 - the judge hears of it as a failed start
+        os._exit(70)
+    if worker == 0:
+        os.close(w_report)
+        return True
+    _keep(worker, w_report)
+    return False
+
+
+def _keep(worker: int, report: int) -> None:
+    """The keeper: reap every orphan of the namespace until the grading process ends, then kill and count what is
+    left (each ends as a child of the keeper: an orphan of a namespace comes back to its first process), report
+    and end. Needs no /proc (a batch's answer keeper cannot read it). Never returns."""
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.closerange(3, report)
+        os.closerange(report + 1, _MAX_FD)
+        while True:
+            pid, status = os.waitpid(-1, 0)
+            if pid == worker:
+                break
+        with contextlib.suppress(ChildProcessError):  # orphans that ended already are no leftovers
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        left = 0
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(-1, signal.SIGKILL)  # every process of the namespace but this one
+            with contextlib.suppress(ChildProcessError):
+                while True:
+                    os.waitpid(-1, 0)
+                    left += 1
+        os.write(report, f"{status} {left}".encode())
+    finally:
+        os._exit(0)
+
+
+def outcome(report: int | None, status: int | None) -> tuple[int | None, int]:
+    """(the grading process's wait status, how many processes it left running) from the keeper's report, once the
+    keeper ended (its wait status is `status`). No report (the keeper was killed: the grading was stopped):
+    `status` and 0, everything in the namespace having ended with the keeper. Closes `report`."""
+    if report is None:
+        return status, 0
+    try:
+        os.set_blocking(report, True)
+        text = os.read(report, 64).decode()
+    except OSError:
+        text = ""
+    finally:
+        os.close(report)
+    with contextlib.suppress(ValueError):
+        worker_status, left = (int(x) for x in text.split())
+        return worker_status, left
+    return status, 0
+
+
+def _become_subreaper() -> None:
+    import ctypes
+
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def probe() -> str | None:
+    """Why no grading could run in a PID namespace of its own here, or None where it can (tried in a fork)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            namespaces.new_namespaces(namespaces.CLONE_NEWPID | namespaces.CLONE_NEWNET)
+            os.write(w, b"ok")
+        except OSError as exc:
+            os.write(w, (exc.strerror or str(exc)).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        said = f.read().decode()
+    os.waitpid(pid, 0)
+    return None if said == "ok" else f"no namespaces ({said})"
