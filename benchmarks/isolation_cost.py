@@ -1,4 +1,5 @@
-"""What confining every grading worker (grader/sandbox.py) costs: confine() itself, in forked children, and a
+"""What confining every grading (grader/sandbox.py, containment.py, namespaces.py) costs: confine() and
+confine_job() themselves, in forked children, a contained fork against a plain one, and a
 whole check of an exercise's solution graded with and without isolation, in alternation (two warm daemons of
 their own, one started with DEVCOURSE_ISOLATION=off), so that the machine's load falls on both alike.
 
@@ -43,6 +44,49 @@ def confine_times(n: int) -> list[float]:
     return times
 
 
+def confine_job_times(n: int) -> list[float]:
+    """Seconds confine_job() takes (the read allow-list's layer, the private folder given to nobody, the drop of
+    privileges), each in a fresh fork confined first, as a worker does before learner code runs."""
+    times = []
+    check = str(course.get("masked_mean").grader_file)
+    for _ in range(n):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            private = sandbox.private_folder()
+            sandbox.confine(private)
+            start = time.perf_counter()
+            iso = sandbox.confine_job(private, [check], [os.path.dirname(check)])
+            os.write(w, f"{time.perf_counter() - start if 'allow-list' in iso.how else -1}".encode())
+            os._exit(0)
+        os.close(w)
+        with os.fdopen(r) as f:
+            times.append(float(f.read()))
+        os.waitpid(pid, 0)
+    for folder in Path(tempfile.gettempdir()).glob(f"{sandbox.PRIVATE_PREFIX}*"):
+        sandbox.remove(folder)
+    return times
+
+
+def fork_times(n: int, contained: bool) -> list[float]:
+    """Seconds from the fork of a grading process until its judge has its wait status (and, contained, its
+    keeper's report), for a child that ends at once: a plain fork, or containment.fork_contained."""
+    import torch  # noqa: F401 - forked as big as a zygote's handler is
+
+    from grader import containment
+
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        pid, report = containment.fork_contained() if contained else (os.fork(), None)
+        if pid == 0:
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        containment.outcome(report, status)
+        times.append(time.perf_counter() - start)
+    return times
+
+
 def grade_time(exercise, where: Path, isolation: str) -> float:
     os.environ["DEVCOURSE_DAEMON_DIR"] = str(where)
     os.environ[sandbox.OFF_VARIABLE] = isolation
@@ -62,6 +106,8 @@ def main() -> None:
     args = p.parse_args()
     load_before = os.getloadavg()
     confine = confine_times(20)
+    confine_job = confine_job_times(20)
+    forks = {contained: fork_times(20, contained) for contained in (False, True)}
     daemons = {mode: Path(tempfile.mkdtemp(prefix="devcourse-bench-")) for mode in ("on", "off")}
     rows = []
     try:
@@ -82,14 +128,23 @@ def main() -> None:
     load_after = os.getloadavg()
     ms = lambda xs: f"{1000 * statistics.median(xs):.0f}"  # noqa: E731
     lines = [
-        "# What isolating a grading worker costs",
+        "# What confining a grading costs",
         "",
         f"Machine: {platform.node()}, {os.cpu_count()} cores ({platform.machine()}), Linux {platform.release()}, "
         f"Python {platform.python_version()}; {sandbox.status().how}. The machine was shared with other "
         "engineers' test runs while this ran: compare the columns of one row, not the rows with other files.",
         "",
         f"`confine()` in a fresh fork (ruleset, rules for /, the private folder, /dev files, restrict_self, the "
-        f"audit hook), 20 runs: median {1e6 * statistics.median(confine):.0f} µs, max {1e6 * max(confine):.0f} µs.",
+        f"audit hook, the network namespace), 20 runs: median {1e6 * statistics.median(confine):.0f} µs, max "
+        f"{1e6 * max(confine):.0f} µs. `confine_job()` after it (the read allow-list's layer, the private folder "
+        f"given to nobody, the drop of privileges), 20 runs: median {1e6 * statistics.median(confine_job):.0f} µs, "
+        f"max {1e6 * max(confine_job):.0f} µs.",
+        "",
+        f"A grading process forked and ended, until its judge has its status (a process with torch imported, 20 "
+        f"runs): a plain fork median {1e3 * statistics.median(forks[False]):.1f} ms (max "
+        f"{1e3 * max(forks[False]):.1f}); in a PID namespace of its own under a keeper "
+        f"(`containment.fork_contained`: three forks and the report) median "
+        f"{1e3 * statistics.median(forks[True]):.1f} ms (max {1e3 * max(forks[True]):.1f}).",
         "",
         f"A warm check of the exercise's solution (`runner.grade`, every leg: the real legs and the simulated "
         f"device in two workers at once), {args.runs} runs each, isolated and not in alternation (each first "

@@ -37,6 +37,13 @@ def fork_contained(fork=os.fork) -> tuple[int, int | None]:
     a descriptor the keeper's report comes on (`outcome`), or the child's pid and None where no PID namespace
     could be made. The caller becomes a subreaper (the keeper is handed to it when the intermediate ends)."""
     global CONTAINED
+    from grader import sandbox
+
+    if sandbox.turned_off():  # DEVCOURSE_ISOLATION=off: no confinement at all (debugging the grader)
+        child = fork()
+        if child == 0:
+            CONTAINED = False
+        return child, None
     _become_subreaper()
     r_pid, w_pid = os.pipe()
     r_report, w_report = os.pipe()

@@ -1,23 +1,29 @@
-"""Confine a grading worker by the operating system, so that a submission cannot reach beyond its own grading.
+"""Confine a grading by the operating system, so that a submission cannot reach beyond its own grading.
 
-`confine(private_dir)` restricts the calling process (and every process it starts later) with Linux's Landlock
-security module, through the `landlockpy` binding: it may write only inside `private_dir` (which becomes its
-temporary and cache folder), /dev/null, /dev/shm (DataLoader workers share tensors and semaphores there) and
-the NVIDIA device files; it reads everything else (the submission, torch, the checks). Where the running
-kernel's Landlock ABI allows it, it also may not open TCP connections or listen (ABI 4), use a device's ioctls
-outside the GPU's (ABI 5), signal a process or reach an abstract Unix socket outside its own domain (ABI 6),
-or connect to a Unix socket file outside its folder (ABI 9). Tracing (ptrace, /proc/PID/mem) of processes
-outside the domain is refused by Landlock at every ABI. Each worker confines itself into a domain of its own,
-so one worker cannot signal or trace another.
+Two steps, both irreversible, for the calling process and everything it starts later:
 
+* `confine(private_dir)`, right after the grading process is forked, while it has one thread: a network namespace
+  of its own (no TCP, no UDP, no abstract Unix socket of the host: grader.namespaces, inside a user namespace
+  where the user is not root), and Linux's Landlock security module through the `landlockpy` binding: it may
+  write only inside `private_dir` (which becomes its temporary and cache folder), /dev/null, /dev/shm (DataLoader
+  workers share tensors and semaphores there) and the NVIDIA device files; where the kernel's Landlock ABI allows
+  it, it also may not use a device's ioctls outside the GPU's (ABI 5), signal a process or reach an abstract Unix
+  socket outside its own domain (ABI 6), or connect to a Unix socket file outside its folder (ABI 9). Tracing
+  (ptrace, /proc/PID/mem) of processes outside the domain is refused by Landlock at every ABI.
+* `confine_job(private_dir, readable)`, once its job is known and before learner code runs: a second Landlock
+  layer by which it reads only what grading needs (`readable_places`: the interpreter and its environment,
+  system libraries, the grader's code; plus the submission, the one check, its private folder): not /proc, not
+  solutions/, not another grading's files. Then, run by root, it becomes `nobody` (grader.namespaces), so that
+  changing the mode or times of a course file fails.
+
+Each grading also runs in a PID namespace of its own (grader.containment), made by the process that forks it.
 Landlock acts on the calling thread and the threads and processes it starts afterwards (ABI 8's TSYNC, which
 would take the other threads along, is not on most kernels yet): a worker confines itself right after it is
-forked, while it has only one thread, before CUDA or PyTorch start theirs (grader.workers.ForkedWorker).
+forked, before CUDA or PyTorch start theirs (grader.workers.ForkedWorker).
 
-`status()` says, in one line, what `confine` does on this machine, or why grading runs without isolation
-(macOS, an old kernel, a container that forbids Landlock, DEVCOURSE_ISOLATION=off).
-`from_a_grading_process(conn)` tells the daemon's zygotes to refuse requests from a grading worker: Landlock
-below ABI 9 does not stop a connect() to the daemon's socket files.
+`status()` says, in one line, what confinement a grading gets on this machine, or what is missing (macOS, an old
+kernel, a container that forbids Landlock or namespaces, DEVCOURSE_ISOLATION=off).
+`from_a_grading_process(conn)` tells the daemon's zygotes to refuse requests from a grading process.
 """
 
 from __future__ import annotations
@@ -82,19 +88,23 @@ def status() -> Isolation:
 
     missing = containment.probe()
     if missing:
-        return Isolation(False, f"{describe(abi)}; missing: own PID namespace and network namespace, {missing}")
+        return Isolation(False, f"missing: own PID namespace, network namespace ({missing}); {describe(abi)}")
     return Isolation(True, describe(abi))
 
 
-def describe(abi: int, privilege: str | None = None) -> str:
-    """What a grading process confined at this Landlock ABI may not do, in one line."""
-    limits = ["reads and writes by allow-list (no /proc, no other grading's files)"]
+def describe(abi: int, privilege: str | None = None, whole: bool = True, contained: bool = True) -> str:
+    """What a grading process confined at this Landlock ABI may not do, in one line: after `confine_job` (whole),
+    or after `confine` alone (the doctor's script)."""
+    limits = ["reads and writes by allow-list (no /proc, no other grading's files)" if whole
+              else "writes only to a private folder"]
     if abi < 3:
         limits.append("(truncating other files is not stopped below ABI 3)")
     limits.append("no signals, tracing or abstract sockets outside it" if abi >= 6
                   else "no tracing outside it (signals are not restricted below ABI 6)")
-    limits += ["a PID namespace of its own", "no network (a network namespace)"]
-    limits.append(privilege or ("runs as nobody" if os.geteuid() == 0 else "runs without capabilities"))
+    limits.append("no network (a network namespace)")
+    if whole:
+        limits += ["a PID namespace of its own"] if contained else []
+        limits.append(privilege or ("runs as nobody" if os.geteuid() == 0 else "runs without capabilities"))
     return f"Landlock ABI {abi}: " + ", ".join(limits)
 
 
@@ -117,7 +127,7 @@ def confine(private_dir: Path | str) -> Isolation:
     private_dir = Path(private_dir)
     _write_into(private_dir)
     state = status()
-    if not state.available and "missing:" not in state.how:
+    if not state.available and not state.how.startswith("missing:"):
         return state
     others = _threads() - 1
     missing = []
@@ -132,14 +142,18 @@ def confine(private_dir: Path | str) -> Isolation:
     except Exception as exc:  # noqa: BLE001 - the grade goes on, and its report says it was not isolated
         return Isolation(False, f"Landlock could not confine the grading process: {type(exc).__name__}: {exc}")
     sys.addaudithook(_Explainer(private_dir))
-    _state["missing"] = missing
-    how = state.how.split("; missing:")[0]
-    if others > 0:  # a caller's mistake (see the module's docstring), said where the isolation is described
-        how = f"{how} ({others} thread(s) started before were not confined)"
-    return Isolation(not missing, how + (f"; missing: {', '.join(missing)}" if missing else ""))
+    # Threads started before (a caller's mistake, or CUDA's: grader.workers._confine_soon) stay unconfined: said
+    # where the isolation is described.
+    _state.update(missing=missing, note=f" ({others} thread(s) started before were not confined)" if others else "")
+    return _with_missing(describe(_abi(), whole=False) + _state["note"], missing)
 
 
-_state: dict = {"missing": []}  # what confine() could not do in this process, for confine_job's line
+def _with_missing(how: str, missing: list[str]) -> Isolation:
+    """What is missing first: the report's one line (grader.report) says it."""
+    return Isolation(not missing, f"missing: {', '.join(missing)}; {how}" if missing else how)
+
+
+_state: dict = {"missing": [], "note": ""}  # what confine() could not do in this process, for confine_job's line
 
 
 def confine_job(private_dir: Path | str, readable, listable=(), drop: bool = True) -> Isolation:
@@ -151,7 +165,7 @@ def confine_job(private_dir: Path | str, readable, listable=(), drop: bool = Tru
     from grader import containment, namespaces
 
     state = status()
-    if not state.available and "missing:" not in state.how:
+    if not state.available and not state.how.startswith("missing:"):
         return state
     missing = list(_state["missing"])
     if not containment.CONTAINED:
@@ -168,8 +182,7 @@ def confine_job(private_dir: Path | str, readable, listable=(), drop: bool = Tru
             privilege = namespaces.drop_privileges()
         except OSError as exc:
             missing.append(f"dropping privileges ({exc.strerror or exc})")
-    how = describe(_abi(), privilege)
-    return Isolation(not missing, how + (f"; missing: {', '.join(missing)}" if missing else ""))
+    return _with_missing(describe(_abi(), privilege, contained=containment.CONTAINED) + _state["note"], missing)
 
 
 def _abi() -> int:

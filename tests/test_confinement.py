@@ -5,16 +5,19 @@ ends with its grading (grader.containment: a PID namespace per grading), counted
 Each attack is a real file graded through the real engine, as a learner who has read the source would write it;
 each must fail, and the exercise's solution graded right after must pass."""
 
+import faulthandler
+import hashlib
 import os
 import socket
 import struct
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from grader import ROOT, containment, daemon, namespaces, sandbox
+from grader import containment, daemon, namespaces, sandbox
 from tests.test_isolation import EX, ISOLATED, attack, messages, the_solution_still_passes
 
 pytestmark = pytest.mark.skipif(not ISOLATED.available, reason=f"no full confinement here: {ISOLATED.how}")
@@ -34,8 +37,10 @@ def classmate():
 
 
 def test_a_submission_reads_nothing_beyond_its_grading_and_changes_no_course_file(tmp_path, classmate):
-    course_file = ROOT / "exercises" / EX.exercise_file.relative_to(ROOT / "exercises")
+    course_file = EX.exercise_file
     before = course_file.stat()
+    other = sandbox.private_folder()  # another worker's, as its handler makes it
+    (other / "theirs.txt").write_text("x")
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
         udp.bind(("127.0.0.1", 0))
         port = udp.getsockname()[1]
@@ -53,6 +58,8 @@ def test_a_submission_reads_nothing_beyond_its_grading_and_changes_no_course_fil
             attempt("parent", lambda: open("/proc/1/cmdline").read())
             attempt("solution", lambda: open({str(EX.solution_file)!r}).read())
             attempt("classmate", lambda: open({str(classmate)!r}).read())
+            attempt("other worker", lambda: open({str(other / "theirs.txt")!r}).read())
+            attempt("temporary folder", lambda: os.listdir({tempfile.gettempdir()!r}))
             attempt("chmod", lambda: os.chmod({str(course_file)!r}, 0o777))
             attempt("utime", lambda: os.utime({str(course_file)!r}, (0, 0)))
             rc, out, err = run("bash -c 'echo stolen > /dev/udp/127.0.0.1/{port}' && echo sent")
@@ -60,9 +67,11 @@ def test_a_submission_reads_nothing_beyond_its_grading_and_changes_no_course_fil
             raise RuntimeError("; ".join(tried) + " ;")
         """)
         said = messages(g).split("RuntimeError: ")[-1].split(" ;")[0]
+        sandbox.remove(other)
         assert said == ("mem: PermissionError; maps: PermissionError; parent: PermissionError; solution: "
-                        "PermissionError; classmate: PermissionError; chmod: PermissionError; utime: "
-                        "PermissionError; udp: refused"), messages(g)
+                        "PermissionError; classmate: PermissionError; other worker: PermissionError; temporary "
+                        "folder: PermissionError; chmod: PermissionError; utime: PermissionError; udp: refused"), \
+            messages(g)
         udp.setblocking(False)
         with pytest.raises(BlockingIOError):
             udp.recv(100)  # no datagram ever came
@@ -70,6 +79,16 @@ def test_a_submission_reads_nothing_beyond_its_grading_and_changes_no_course_fil
     assert (after.st_mode, after.st_mtime_ns) == (before.st_mode, before.st_mtime_ns)
     assert "records the grader did not send" not in messages(g)
     the_solution_still_passes()
+
+
+def _warm_zygotes(where) -> dict:
+    """The daemon's zygotes' pids, once each has taken over from its stand-in (a fresh daemon's change once)."""
+    for _ in range(600):  # a hang guard, not a timing
+        answers = {fam: daemon._talk(where, fam, {"ping": True}, timeout=30) for fam in ("real", "sim")}
+        if all(a.get("warm") for a in answers.values()):
+            return {fam: a["pid"] for fam, a in answers.items()}
+        time.sleep(0.1)
+    raise AssertionError("the daemon never warmed up")
 
 
 class _Beacon:
@@ -98,7 +117,7 @@ class _Beacon:
 
 def test_a_process_in_a_session_of_its_own_ends_with_its_grading_and_never_reaches_the_daemon(tmp_path):
     where = daemon.ensure()
-    before = {fam: daemon._talk(where, fam, {"ping": True}, timeout=30)["pid"] for fam in ("real", "sim")}
+    before = _warm_zygotes(where)
     beacon = _Beacon(tmp_path / "beacon.sock")
     g = attack(tmp_path, f"""
         import time
@@ -128,8 +147,7 @@ def test_a_process_in_a_session_of_its_own_ends_with_its_grading_and_never_reach
     assert len(beacon.pids) == 1
     assert not os.path.exists(f"/proc/{beacon.pids[0]}")  # ended with the grading, before its result came back
     beacon.server.close()
-    after = {fam: daemon._talk(where, fam, {"ping": True}, timeout=30)["pid"] for fam in ("real", "sim")}
-    assert after == before
+    assert _warm_zygotes(where) == before
     the_solution_still_passes()
 
 
@@ -144,6 +162,7 @@ def test_a_keeper_reports_the_status_and_the_leftovers_of_its_grading_alone():
             os.execv("/bin/sleep", ["sleep", "60"])
         os.close(w)
         os.read(r, 1)
+        faulthandler.disable()  # pytest's, which would print this child's stack
         os.kill(os.getpid(), 11)  # the grading process is not its namespace's pid 1: its own signal ends it
     _, status = os.waitpid(pid, 0)
     status, left = containment.outcome(report, status)
@@ -200,3 +219,35 @@ def test_an_unprivileged_grading_process_cannot_change_a_file_it_does_not_own(tm
         assert said == "runs as nobody: refused; reads: x = 1"
     else:  # the learner's own machine: its own files stay its own
         assert said.startswith("runs without capabilities")
+
+
+def test_in_a_class_an_answer_cannot_read_a_classmates_answer():
+    """The classroom writes every answer into one folder (grader.classroom.answers); an answer given the exact path
+    of a classmate's (graded in the same batch) cannot read it, and the classmate gets the grade of its own."""
+    from grader import batch, course
+    from grader.classroom import answers, source
+
+    if not batch.supported("sim"):
+        pytest.skip("no batches here (not fork mode)")
+    mm = course.get("masked_mean")
+    classmates = source.solution_code(mm)
+    with answers.ClassGrades() as grades:
+        digest = hashlib.sha256(f"masked_mean\0{classmates}".encode()).hexdigest()
+        theirs = grades._folder / digest[:24] / "masked_mean.py"  # where ClassGrades writes it
+        attack = f"""
+import os
+try:
+    SAW = open({str(theirs)!r}).read()[:0] + "read it"
+except OSError as exc:
+    SAW = type(exc).__name__
+""" + classmates + """
+
+def masked_mean(x, lengths):
+    raise RuntimeError("classmate: " + SAW + " ;")
+"""
+        attacker, classmate = (f.result() for f in grades.submit_all([("masked_mean", attack),
+                                                                       ("masked_mean", classmates)]))
+    assert not attacker.passed
+    assert {r.message.split("classmate: ")[1].split(" ;")[0] for r in attacker.failures
+            if "classmate: " in r.message} == {"PermissionError"}, [r.message for r in attacker.failures]
+    assert classmate.passed and not classmate.unisolated, classmate.failures
