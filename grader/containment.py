@@ -95,9 +95,9 @@ def _in_the_middle(w_pid: int, w_report: int) -> bool:
 
 
 def _keep(worker: int, report: int) -> None:
-    """The keeper: reap every orphan of the namespace until the grading process ends, then kill and count what is
-    left (each ends as a child of the keeper: an orphan of a namespace comes back to its first process), report
-    and end. Needs no /proc (a batch's answer keeper cannot read it). Never returns."""
+    """The keeper: reap every orphan of the namespace until the grading process ends, then count what is left
+    (`_count_left`), kill it (each ends as a child of the keeper: an orphan of a namespace comes back to its first
+    process), report and end. Never returns."""
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.closerange(3, report)
@@ -109,16 +109,51 @@ def _keep(worker: int, report: int) -> None:
         with contextlib.suppress(ChildProcessError):  # orphans that ended already are no leftovers
             while os.waitpid(-1, os.WNOHANG)[0]:
                 pass
-        left = 0
+        counted = _count_left()
+        killed = 0
         with contextlib.suppress(ProcessLookupError):
             os.kill(-1, signal.SIGKILL)  # every process of the namespace but this one
             with contextlib.suppress(ChildProcessError):
                 while True:
                     os.waitpid(-1, 0)
-                    left += 1
-        os.write(report, f"{status} {left}".encode())
+                    killed += 1
+        os.write(report, f"{status} {killed if counted is None else counted}".encode())
     finally:
         os._exit(0)
+
+
+def _count_left() -> int | None:
+    """The keeper's live descendants, from /proc; None where it may not read /proc (a batch's answer keeper,
+    inside its batch worker's Landlock domain): then the processes it reaps after killing them are counted, one
+    too few where a dying process reaped its own child first."""
+    try:
+        me = int(os.readlink("/proc/self"))  # its pid in the host's /proc, not the namespace's 1
+        os.listdir(f"/proc/{me}/task")
+    except (OSError, ValueError):
+        return None
+    seen, todo = set(), [me]
+    while todo:
+        for child in _children(todo.pop()) - seen:
+            seen.add(child)
+            todo.append(child)
+    return sum(_state(p) not in ("Z", "X", None) for p in seen)
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{task}/children") as f:
+                found |= {int(p) for p in f.read().split()}
+    return found
+
+
+def _state(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
 
 
 def outcome(report: int | None, status: int | None) -> tuple[int | None, int]:

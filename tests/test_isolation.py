@@ -362,3 +362,16 @@ def test_spawned_workers_are_confined_too(tmp_path, monkeypatch):
                                              f"{sandbox.describe(sandbox._abi(), contained=False)}"], g.isolation
     finally:
         daemon.stop(tmp_path / "daemon")
+
+
+@needs_landlock
+def test_a_host_without_namespaces_is_not_fully_isolated_and_says_what_is_missing(monkeypatch):
+    from grader import containment
+    from grader.classroom import isolation
+
+    monkeypatch.setattr(containment, "probe", lambda: "no namespaces (Operation not permitted)")
+    found = sandbox.status.__wrapped__()  # not the cached answer of this host
+    assert not found.available and "\n" not in found.how
+    assert found.how.startswith("missing: own PID namespace, network namespace (no namespaces (Operation not "
+                                "permitted)); Landlock ABI"), found.how
+    assert found.how in isolation.refusal(found) and "--unisolated" in isolation.refusal(found)

@@ -605,7 +605,8 @@ def test_the_pytest_arguments_of_a_job():
     assert args[0] == "/g/checks/test_x.py"
     assert [a for a in args if a.startswith("-pno:")] == [f"-pno:{n}" for n in workers.UNUSED_PYTEST_PLUGINS]
     rest = args[1 + len(workers.UNUSED_PYTEST_PLUGINS):]
-    assert rest == ["--assert=plain", "-c", os.devnull, "--rootdir", "/g/checks", "--timeout=60",
+    assert rest == ["--assert=plain", "-c", os.devnull, "--rootdir", "/g/checks", "--confcutdir", "/g/checks",
+                    "--timeout=60",
                     "--cpu-timeout=10", "--submission", "/s/x.py", "--device", "sim", "-q", "--no-header",
                     "-o", "addopts="]
 
