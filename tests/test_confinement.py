@@ -5,6 +5,7 @@ ends with its grading (grader.containment: a PID namespace per grading), counted
 Each attack is a real file graded through the real engine, as a learner who has read the source would write it;
 each must fail, and the exercise's solution graded right after must pass."""
 
+import ctypes
 import faulthandler
 import hashlib
 import os
@@ -251,3 +252,37 @@ def masked_mean(x, lengths):
     assert {r.message.split("classmate: ")[1].split(" ;")[0] for r in attacker.failures
             if "classmate: " in r.message} == {"PermissionError"}, [r.message for r in attacker.failures]
     assert classmate.passed and not classmate.unisolated, classmate.failures
+
+
+def test_a_user_that_is_not_root_gets_its_namespaces_inside_a_user_namespace_of_its_own():
+    """On a learner's own machine: new_namespaces falls back to a user namespace that maps only that user."""
+    if os.geteuid() != 0:
+        pytest.skip("becoming another user takes root")
+    import encodings.idna  # noqa: F401 - which connect() imports: nobody may not read /root's Python
+
+    outside = os.readlink("/proc/self/ns/net")
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setresgid(namespaces.UNPRIVILEGED, namespaces.UNPRIVILEGED, namespaces.UNPRIVILEGED)
+            os.setresuid(namespaces.UNPRIVILEGED, namespaces.UNPRIVILEGED, namespaces.UNPRIVILEGED)
+            ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # dumpable again, as a process its user started is
+            namespaces.new_namespaces(namespaces.CLONE_NEWNET)
+            with open("/proc/self/uid_map") as f:
+                mapped = " ".join(f.read().split())
+            try:
+                socket.create_connection(("127.0.0.1", 9), timeout=5)
+                net = "connected"
+            except OSError as exc:
+                net = type(exc).__name__
+            os.write(w, f"{mapped}; {os.readlink('/proc/self/ns/net') != outside}; {net}".encode())
+        except OSError as exc:
+            os.write(w, f"failed: {exc}".encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        said = f.read()
+    os.waitpid(pid, 0)
+    assert said == "65534 65534 1; True; OSError", said
