@@ -11,9 +11,11 @@ exit code), stops what the answer's code left running, and sends the verdict on.
 another of its batch:
 
 * change its memory: each runs in its own process, forked from the batch worker before any learner code, one
-  after the other (the next one starts once everything the last one started is stopped);
-* write where the next one reads: each confines itself into a Landlock domain of its own, nested in the batch
-  worker's (grader.sandbox), with a private folder of its own, removed after it;
+  after the other, in a PID namespace of its own under a keeper (grader.containment): everything it started is
+  killed, and counted against it, before the next one starts;
+* read or write another's files: each confines itself into a Landlock domain of its own, nested in the batch
+  worker's (grader.sandbox), by which it reads only its own answer file and writes only a private folder of its
+  own, removed after it; it runs as nobody;
 * reach the batch worker: the batch worker's channel is closed in the answer process before learner code runs,
   the batch worker is not dumpable (its memory and descriptors cannot be opened through /proc by its
   children), and Landlock refuses tracing or signalling a process outside the answer's own domain;
@@ -82,8 +84,6 @@ class BatchLoop:
         rfd, wfd = os.pipe()
         ofd, owfd = os.pipe()
         private = sandbox.private_folder()  # inside the batch worker's own private folder
-        with contextlib.suppress(OSError):  # which an answer running as nobody must pass through to reach its own
-            os.chmod(private.parent, 0o711)
         gc.freeze()  # the answer process's collections skip what is here (and copy none of its pages)
         pid, report = containment.fork_contained(_fork)  # in a PID namespace of its own, under a keeper
         if pid == 0:

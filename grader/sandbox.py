@@ -141,7 +141,8 @@ def confine(private_dir: Path | str) -> Isolation:
         _restrict(private_dir)
     except Exception as exc:  # noqa: BLE001 - the grade goes on, and its report says it was not isolated
         return Isolation(False, f"Landlock could not confine the grading process: {type(exc).__name__}: {exc}")
-    sys.addaudithook(_Explainer(private_dir))
+    _state["explainer"] = _Explainer(private_dir)
+    sys.addaudithook(_state["explainer"])
     # Threads started before (a caller's mistake, or CUDA's: grader.workers._confine_soon) stay unconfined: said
     # where the isolation is described.
     _state.update(missing=missing, note=f" ({others} thread(s) started before were not confined)" if others else "")
@@ -174,6 +175,11 @@ def confine_job(private_dir: Path | str, readable, listable=(), drop: bool = Tru
         _restrict_reading([*readable_places(), *readable, private_dir], listable)
     except Exception as exc:  # noqa: BLE001
         missing.append(f"read allow-list ({type(exc).__name__}: {exc})")
+    else:
+        if "explainer" in _state:
+            from grader import ROOT
+
+            _state["explainer"].unreadable = ("/proc/", os.path.join(os.path.realpath(ROOT), "solutions") + os.sep)
     privilege = None
     if drop:
         try:
@@ -327,22 +333,30 @@ WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 class _Explainer:
     """An audit hook that turns what Landlock would refuse with a bare "Permission denied" into an error that
-    says why, before the kernel is asked: a write outside the private folder, a TCP connection, a signal to a
-    process the code did not start. Only the message: the kernel's refusal is what protects, and it still
+    says why, before the kernel is asked: a write outside the private folder, a read of /proc or solutions/ (once
+    confine_job restricted reading), a TCP connection, a signal to a process the code did not start. Only the message: the kernel's refusal is what protects, and it still
     refuses whatever goes around Python's audit events (native code)."""
 
     def __init__(self, private_dir: Path):
         self.private = os.path.realpath(private_dir)
         self.me = os.getpid()
+        self.unreadable: tuple[str, ...] = ()  # set by confine_job: where reading is refused, explained
 
     def __call__(self, event: str, args: tuple) -> None:
         if event == "open":
             path, mode, flags = args
+            if not isinstance(path, (str, bytes, os.PathLike)):
+                return
             writes = (flags or 0) & WRITE_FLAGS or any(c in (mode or "") for c in "wax+")
-            if writes and isinstance(path, (str, bytes, os.PathLike)) and not self._may_write(path):
+            if writes and not self._may_write(path):
                 raise PermissionError(f"your code tried to write {os.fsdecode(path)}: grading runs with write "
                                       "access only to a private temporary folder (tempfile.gettempdir(), "
                                       "$TMPDIR)")
+            where = os.path.abspath(os.fsdecode(path))  # the message only: a link around it meets the kernel
+            if self.unreadable and where.startswith(self.unreadable) and "/fd/" not in where:  # not /dev/stdout
+                raise PermissionError(f"your code tried to open {os.fsdecode(path)}: grading reads only the Python "
+                                      "environment, the grader, your file and its private temporary folder "
+                                      "(not /proc, not the course's solutions)")
         elif event in ("socket.connect", "socket.bind") and args[0].family in (socket.AF_INET, socket.AF_INET6):
             raise PermissionError(f"your code tried to {event.split('.')[1]} a network socket ({args[1]}): "
                                   "grading runs without network access")

@@ -89,8 +89,8 @@ def use_fork() -> bool:
 #: The grader's modules a worker runs (graders under checks/ are imported fresh by each worker, and the
 #: front ends never run in one): a zygote older than any of them is stale.
 WORKER_MODULES = ("__init__", "plugin", "expect", "instruments", "integrity", "submission", "legs", "limits",
-                  "sandbox", "namespaces", "containment", "workers", "audit", "learner_values", "policy", "course", "lazy_dynamo", "batch",
-                  "settings")
+                  "sandbox", "namespaces", "containment", "workers", "audit", "learner_values", "policy", "course",
+                  "lazy_dynamo", "batch", "settings")
 
 
 def code_digest() -> str:
@@ -129,15 +129,15 @@ def _work(job: dict, wfd: int, token: str, exit_code: int, out_fd: int | None) -
 _isolation: sandbox.Isolation | None = None
 
 
-_private_dir = None  # where a worker that confines itself later (after CUDA starts: _confine_soon) may write
+_private_dir = None  # where this worker may write, once confined or to be confined (after CUDA starts: _confine_soon)
 
 
 def _confine(private_dir) -> None:
     """Confine this worker (grader.sandbox), while it has one thread where it can: Landlock restricts the calling
     thread and what it starts later, so PyTorch's threads, started afterwards, are confined too."""
-    global _isolation, _private_dir_of_job
+    global _isolation, _private_dir
     _isolation = sandbox.confine(private_dir)
-    _private_dir_of_job = private_dir
+    _private_dir = private_dir
 
 
 def _confine_soon(private_dir, family: str, gpus_started: bool) -> None:
@@ -156,15 +156,11 @@ def _confine_job(job: dict) -> None:
     """Restrict this confined worker's reading to what its job needs, and drop its privileges (a batch worker
     keeps them, to start each answer's PID namespace: its answer processes drop them; grader.batch)."""
     global _isolation
-    if _isolation is None or _private_dir_of_job is None:
+    if _isolation is None or _private_dir is None:
         return
     batch = "submissions" in job
     readable = [*(job["submissions"] if batch else [job["submission"]]), job["grader"]]
-    _isolation = sandbox.confine_job(_private_dir_of_job, readable, [os.path.dirname(job["grader"])],
-                                     drop=not batch)
-
-
-_private_dir_of_job = None  # the private folder of this worker, once confined
+    _isolation = sandbox.confine_job(_private_dir, readable, [os.path.dirname(job["grader"])], drop=not batch)
 
 
 def _confine_if_deferred() -> None:
@@ -671,7 +667,7 @@ def _prepare_common() -> None:
 
     instruments.warm_up()
     sandbox.status()  # imports the Landlock binding once, for every worker forked from here
-    sandbox.readable_places()
+    sandbox.readable_places()  # listed once, here: a worker's read layer would not let it list grader/ again
     # What pytest.main would import in every worker.
     _import_all([f"_pytest.{name}" for name in _pytest_config.default_plugins] + list(FIRST_JOB_IMPORTS))
     _freeze()
