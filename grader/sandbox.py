@@ -179,7 +179,10 @@ def confine_job(private_dir: Path | str, readable, listable=(), drop: bool = Tru
         if "explainer" in _state:
             from grader import ROOT
 
-            _state["explainer"].unreadable = ("/proc/", os.path.join(os.path.realpath(ROOT), "solutions") + os.sep)
+            explainer = _state["explainer"]
+            explainer.readable = {f(os.fspath(p)) for p in readable for f in (os.path.abspath, os.path.realpath)}
+            explainer.unreadable = ("/proc/", os.path.join(os.path.realpath(ROOT), "solutions") + os.sep,
+                                    os.path.join(os.path.abspath(ROOT), "solutions") + os.sep)
     privilege = None
     if drop:
         try:
@@ -340,7 +343,8 @@ class _Explainer:
     def __init__(self, private_dir: Path):
         self.private = os.path.realpath(private_dir)
         self.me = os.getpid()
-        self.unreadable: tuple[str, ...] = ()  # set by confine_job: where reading is refused, explained
+        self.unreadable: tuple[str, ...] = ()  # set by confine_job: where reading is refused, explained,
+        self.readable: set[str] = set()  # but for the files of its job
 
     def __call__(self, event: str, args: tuple) -> None:
         if event == "open":
@@ -353,7 +357,8 @@ class _Explainer:
                                       "access only to a private temporary folder (tempfile.gettempdir(), "
                                       "$TMPDIR)")
             where = os.path.abspath(os.fsdecode(path))  # the message only: a link around it meets the kernel
-            if self.unreadable and where.startswith(self.unreadable) and "/fd/" not in where:  # not /dev/stdout
+            if (self.unreadable and where.startswith(self.unreadable) and "/fd/" not in where  # not /dev/stdout
+                    and where not in self.readable):  # a course solution graded as the submission
                 raise PermissionError(f"your code tried to open {os.fsdecode(path)}: grading reads only the Python "
                                       "environment, the grader, your file and its private temporary folder "
                                       "(not /proc, not the course's solutions)")
