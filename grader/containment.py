@@ -32,10 +32,12 @@ CONTAINED = False
 _MAX_FD = 1 << 16
 
 
-def fork_contained(fork=os.fork) -> tuple[int, int | None]:
+def fork_contained(fork=os.fork, last: bool = False) -> tuple[int, int | None]:
     """Like `fork()` (the caller's fork function): 0 in the grading process; in the caller, the keeper's pid and
     a descriptor the keeper's report comes on (`outcome`), or the child's pid and None where no PID namespace
-    could be made. The caller becomes a subreaper (the keeper is handed to it when the intermediate ends)."""
+    could be made. The caller becomes a subreaper (the keeper is handed to it when the intermediate ends).
+    `last`: the caller forks nothing else afterwards (a handler, which grades one job), so it unshares the PID
+    namespace itself and forks the keeper directly, a fork fewer (a namespace is unshared once a process)."""
     global CONTAINED
     from grader import sandbox
 
@@ -45,8 +47,22 @@ def fork_contained(fork=os.fork) -> tuple[int, int | None]:
             CONTAINED = False
         return child, None
     _become_subreaper()
-    r_pid, w_pid = os.pipe()
     r_report, w_report = os.pipe()
+    if last:
+        try:
+            namespaces.new_namespaces(namespaces.CLONE_NEWPID)
+        except OSError:
+            pass
+        else:
+            keeper = fork()
+            if keeper == 0:
+                os.close(r_report)
+                _become_keeper(w_report)  # returns only in the grading process
+                CONTAINED = True
+                return 0, None
+            os.close(w_report)
+            return keeper, r_report
+    r_pid, w_pid = os.pipe()
     middle = fork()
     if middle == 0:
         os.close(r_pid)
@@ -84,14 +100,23 @@ def _in_the_middle(w_pid: int, w_report: int) -> bool:
             os.write(w_pid, b"-" if keeper is None else str(keeper).encode())
             os._exit(0)
         os.close(w_pid)  # the keeper, pid 1 of the new namespace
+    except BaseException:  # noqa: BLE001 - the judge hears of it as a failed start
+        os._exit(70)
+    _become_keeper(w_report)
+    return True
+
+
+def _become_keeper(w_report: int) -> None:
+    """In the namespace's first process: fork the grading process, which returns from here, and keep (`_keep`)."""
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         worker = os.fork()
     except BaseException:  # noqa: BLE001 - the judge hears of it as a failed start
         os._exit(70)
     if worker == 0:
         os.close(w_report)
-        return True
+        return
     _keep(worker, w_report)
-    return False
 
 
 def _keep(worker: int, report: int) -> None:

@@ -3,8 +3,8 @@
 Two steps, both irreversible, for the calling process and everything it starts later:
 
 * `confine(private_dir)`, right after the grading process is forked, while it has one thread: a network namespace
-  of its own (no TCP, no UDP, no abstract Unix socket of the host: grader.namespaces, inside a user namespace
-  where the user is not root), and Linux's Landlock security module through the `landlockpy` binding: it may
+  with nothing up (no TCP, no UDP, no abstract Unix socket of the host: the daemon's, grader.namespaces.
+  leave_network, or else one of its own), and Linux's Landlock security module through `landlockpy`: it may
   write only inside `private_dir` (which becomes its temporary and cache folder), /dev/null, /dev/shm (DataLoader
   workers share tensors and semaphores there) and the NVIDIA device files; where the kernel's Landlock ABI allows
   it, it also may not use a device's ioctls outside the GPU's (ABI 5), signal a process or reach an abstract Unix
@@ -131,10 +131,11 @@ def confine(private_dir: Path | str) -> Isolation:
         return state
     others = _threads() - 1
     missing = []
-    try:
-        from grader import namespaces
+    from grader import namespaces
 
-        namespaces.new_namespaces(namespaces.CLONE_NEWNET)  # before Landlock: it may write /proc/self/uid_map
+    try:
+        if not namespaces.network_cut():  # the daemon's own (namespaces.leave_network), or one of its own
+            namespaces.new_namespaces(namespaces.CLONE_NEWNET)  # before Landlock: it may write /proc/self/uid_map
     except OSError as exc:
         missing.append(f"network namespace ({exc.strerror})")
     try:

@@ -43,7 +43,7 @@ import sys
 import time
 from pathlib import Path
 
-from grader import containment, legs, limits, sandbox, settings
+from grader import containment, legs, limits, namespaces, sandbox, settings
 
 # Taken before any learner code can replace them.
 _exit = os._exit
@@ -318,7 +318,7 @@ class ForkedWorker:
         jr, self.jw = os.pipe()
         self.private = sandbox.private_folder()  # the worker's only writable folder; removed after its job
         # Its keeper's pid (grader.containment), or the worker's own where no PID namespace can be made.
-        self.pid, self.report = containment.fork_contained(_fork)
+        self.pid, self.report = containment.fork_contained(_fork, last=True)  # a handler forks one worker
         if self.pid == 0:
             try:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -1033,6 +1033,7 @@ def serve(folder: Path) -> None:
     digest = code_digest()
     folder.mkdir(parents=True, exist_ok=True)
     if use_fork():
+        namespaces.leave_network()  # one network namespace, with none up, for every grading forked from here
         _serve_forked(folder, digest)
     else:
         sim = subprocess.Popen([sys.executable, "-m", "grader.workers", "zygote", "--family", "sim",
