@@ -22,14 +22,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from grader import course, daemon, runner, sandbox  # noqa: E402
 
 
-def confine_times(n: int) -> list[float]:
-    """Seconds confine() takes, each in a fresh fork (it cannot be undone)."""
+def confine_times(n: int, daemons_network: bool = False) -> list[float]:
+    """Seconds confine() takes, each in a fresh fork (it cannot be undone); `daemons_network`: forked from a
+    process in a network namespace with nothing up, as a daemon's workers are (grader.namespaces.leave_network),
+    so that confine() makes no namespace of its own."""
+    from grader import namespaces
+
     sandbox.status()  # imported and probed once, as the zygote does before it forks its workers
     times = []
     for _ in range(n):
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:
+            if daemons_network:
+                namespaces.leave_network()
             private = sandbox.private_folder()
             start = time.perf_counter()
             iso = sandbox.confine(private)
@@ -68,22 +74,32 @@ def confine_job_times(n: int) -> list[float]:
     return times
 
 
-def fork_times(n: int, contained: bool) -> list[float]:
+def fork_times(n: int, how: str) -> list[float]:
     """Seconds from the fork of a grading process until its judge has its wait status (and, contained, its
-    keeper's report), for a child that ends at once: a plain fork, or containment.fork_contained."""
+    keeper's report), for a child that ends at once, timed in a handler (a fork of this process, as a zygote's
+    is): "plain" os.fork; "contained" containment.fork_contained with an intermediate (a batch worker's);
+    "handler" fork_contained(last=True), the handler unsharing the namespace itself (a worker's)."""
     import torch  # noqa: F401 - forked as big as a zygote's handler is
 
     from grader import containment
 
     times = []
     for _ in range(n):
-        start = time.perf_counter()
-        pid, report = containment.fork_contained() if contained else (os.fork(), None)
-        if pid == 0:
+        r, w = os.pipe()
+        handler = os.fork()
+        if handler == 0:
+            start = time.perf_counter()
+            pid, report = (os.fork(), None) if how == "plain" else containment.fork_contained(last=how == "handler")
+            if pid == 0:
+                os._exit(0)
+            _, status = os.waitpid(pid, 0)
+            containment.outcome(report, status)
+            os.write(w, f"{time.perf_counter() - start}".encode())
             os._exit(0)
-        _, status = os.waitpid(pid, 0)
-        containment.outcome(report, status)
-        times.append(time.perf_counter() - start)
+        os.close(w)
+        with os.fdopen(r) as f:
+            times.append(float(f.read()))
+        os.waitpid(handler, 0)
     return times
 
 
@@ -106,8 +122,9 @@ def main() -> None:
     args = p.parse_args()
     load_before = os.getloadavg()
     confine = confine_times(20)
+    confine_shared = confine_times(20, daemons_network=True)
     confine_job = confine_job_times(20)
-    forks = {contained: fork_times(20, contained) for contained in (False, True)}
+    forks = {how: fork_times(20, how) for how in ("plain", "handler", "contained")}
     daemons = {mode: Path(tempfile.mkdtemp(prefix="devcourse-bench-")) for mode in ("on", "off")}
     rows = []
     try:
@@ -127,6 +144,8 @@ def main() -> None:
             daemon.stop(where)
     load_after = os.getloadavg()
     ms = lambda xs: f"{1000 * statistics.median(xs):.0f}"  # noqa: E731
+    ms_ = lambda xs: f"{1000 * statistics.median(xs):.1f}"  # noqa: E731
+    mx_ = lambda xs: f"{1000 * max(xs):.1f}"  # noqa: E731
     lines = [
         "# What confining a grading costs",
         "",
@@ -135,16 +154,19 @@ def main() -> None:
         "engineers' test runs while this ran: compare the columns of one row, not the rows with other files.",
         "",
         f"`confine()` in a fresh fork (ruleset, rules for /, the private folder, /dev files, restrict_self, the "
-        f"audit hook, the network namespace), 20 runs: median {1e6 * statistics.median(confine):.0f} µs, max "
-        f"{1e6 * max(confine):.0f} µs. `confine_job()` after it (the read allow-list's layer, the private folder "
-        f"given to nobody, the drop of privileges), 20 runs: median {1e6 * statistics.median(confine_job):.0f} µs, "
-        f"max {1e6 * max(confine_job):.0f} µs.",
+        f"audit hook), 20 runs: median {1e6 * statistics.median(confine_shared):.0f} µs, max "
+        f"{1e6 * max(confine_shared):.0f} µs forked from a process in a network namespace with nothing up, as "
+        f"a daemon's workers are; median {1e6 * statistics.median(confine):.0f} µs, max {1e6 * max(confine):.0f} "
+        f"µs where it makes a network namespace of its own. `confine_job()` after it (the read allow-list's "
+        f"layer, the private folder given to nobody, the drop of privileges), 20 runs: median "
+        f"{1e6 * statistics.median(confine_job):.0f} µs, max {1e6 * max(confine_job):.0f} µs.",
         "",
-        f"A grading process forked and ended, until its judge has its status (a process with torch imported, 20 "
-        f"runs): a plain fork median {1e3 * statistics.median(forks[False]):.1f} ms (max "
-        f"{1e3 * max(forks[False]):.1f}); in a PID namespace of its own under a keeper "
-        f"(`containment.fork_contained`: three forks and the report) median "
-        f"{1e3 * statistics.median(forks[True]):.1f} ms (max {1e3 * max(forks[True]):.1f}).",
+        f"A grading process forked by a handler and ended, until the handler has its status (a process with "
+        f"torch imported, 20 runs): a plain fork median {ms_(forks['plain'])} ms (max {mx_(forks['plain'])}); in "
+        f"a PID namespace of its own under a keeper, the handler unsharing it (a worker's: two forks and the "
+        f"keeper's report) median {ms_(forks['handler'])} ms (max {mx_(forks['handler'])}); through an "
+        f"intermediate (a batch's answer: three forks) median {ms_(forks['contained'])} ms (max "
+        f"{mx_(forks['contained'])}).",
         "",
         f"A warm check of the exercise's solution (`runner.grade`, every leg: the real legs and the simulated "
         f"device in two workers at once), {args.runs} runs each, isolated and not in alternation (each first "
