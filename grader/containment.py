@@ -1,18 +1,19 @@
 """Every process a grading starts ends with it: the grading runs in a PID namespace of its own.
 
 `fork_contained()` is os.fork for a grading process (a worker, a classroom batch's answer process). The process that
-calls it (the *judge*: a handler, a batch worker) forks a short-lived intermediate, which unshares a PID namespace
-(grader.namespaces: inside a user namespace of its own where it is not root) and forks the namespace's first
-process, the *keeper*; the keeper forks the grading process and ends once it ended:
+calls it (the *judge*: a handler, a batch worker) unshares a PID namespace (grader.namespaces), itself where it
+forks nothing else afterwards (a handler), else in a short-lived intermediate (a batch worker, which forks one
+answer after another: a process unshares a PID namespace once), and forks the namespace's first process, the
+*keeper*; the keeper forks the grading process and ends once it ended:
 
     judge ── keeper (pid 1 of the namespace: no learner code) ── grading process ── whatever learner code starts
 
 What learner code starts, double forks, new sessions and programs it execs included, stays in the namespace: an
-orphan comes back to the keeper, never to a process outside. Once the grading process ended, the keeper kills
-every process left in the namespace and counts them (the leftovers of this grading alone), sends the grading
-process's wait status and that count to the judge, and ends; had it not, the kernel kills what is left in a
-namespace whose first process ended, before the judge's waitpid of the keeper returns. The judge stops a grading that overruns by killing the keeper,
-which kills the namespace the same way.
+orphan comes back to the keeper, never to a process outside. Once the grading process ended, the keeper counts
+what is left (the leftovers of this grading alone), kills it, sends the grading process's wait status and that
+count to the judge, and ends; had it not, the kernel kills what is left in a namespace whose first process
+ended, before the judge's waitpid of the keeper returns. The judge stops a grading that overruns by killing the
+keeper, which kills the namespace the same way.
 
 The grading process is the namespace's second process, not its first: pid 1 ignores the signals it sends itself
 (`os.kill(os.getpid(), SIGSEGV)` must end a grading as a crash would). Where no PID namespace can be made
