@@ -1051,9 +1051,11 @@ def test_serve_runs_both_families_in_either_mode(monkeypatch, tmp_path):
     calls = []
     monkeypatch.setattr(workers, "_serve_forked", lambda folder, digest: calls.append(("forked", folder, digest)))
     monkeypatch.setattr(workers, "use_fork", lambda: True)
+    # Not this process's network: the daemon's own, made at its start (grader.namespaces).
+    monkeypatch.setattr(workers.namespaces, "leave_network", lambda: calls.append("left the network"))
     folder = tmp_path / "a" / "b"
     workers.serve(folder)
-    assert folder.is_dir() and calls == [("forked", folder, workers.code_digest())]
+    assert folder.is_dir() and calls == ["left the network", ("forked", folder, workers.code_digest())]
 
     class Sim:
         pid = 4321
