@@ -1,4 +1,5 @@
-"""What confining every grading worker (grader/sandbox.py) costs: confine() itself, in forked children, and a
+"""What confining every grading (grader/sandbox.py, containment.py, namespaces.py) costs: confine() and
+confine_job() themselves, in forked children, a contained fork against a plain one, and a
 whole check of an exercise's solution graded with and without isolation, in alternation (two warm daemons of
 their own, one started with DEVCOURSE_ISOLATION=off), so that the machine's load falls on both alike.
 
@@ -21,14 +22,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from grader import course, daemon, runner, sandbox  # noqa: E402
 
 
-def confine_times(n: int) -> list[float]:
-    """Seconds confine() takes, each in a fresh fork (it cannot be undone)."""
+def confine_times(n: int, daemons_network: bool = False) -> list[float]:
+    """Seconds confine() takes, each in a fresh fork (it cannot be undone); `daemons_network`: forked from a
+    process in a network namespace with nothing up, as a daemon's workers are (grader.namespaces.leave_network),
+    so that confine() makes no namespace of its own."""
+    from grader import namespaces
+
     sandbox.status()  # imported and probed once, as the zygote does before it forks its workers
     times = []
     for _ in range(n):
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:
+            if daemons_network:
+                namespaces.leave_network()
             private = sandbox.private_folder()
             start = time.perf_counter()
             iso = sandbox.confine(private)
@@ -40,6 +47,59 @@ def confine_times(n: int) -> list[float]:
         os.waitpid(pid, 0)
     for folder in Path(tempfile.gettempdir()).glob(f"{sandbox.PRIVATE_PREFIX}*"):
         sandbox.remove(folder)  # the forks' own folders (a zygote's handler removes them)
+    return times
+
+
+def confine_job_times(n: int) -> list[float]:
+    """Seconds confine_job() takes (the read allow-list's layer, the private folder given to nobody, the drop of
+    privileges), each in a fresh fork confined first, as a worker does before learner code runs."""
+    times = []
+    check = str(course.get("masked_mean").grader_file)
+    for _ in range(n):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            private = sandbox.private_folder()
+            sandbox.confine(private)
+            start = time.perf_counter()
+            iso = sandbox.confine_job(private, [check], [os.path.dirname(check)])
+            os.write(w, f"{time.perf_counter() - start if 'allow-list' in iso.how else -1}".encode())
+            os._exit(0)
+        os.close(w)
+        with os.fdopen(r) as f:
+            times.append(float(f.read()))
+        os.waitpid(pid, 0)
+    for folder in Path(tempfile.gettempdir()).glob(f"{sandbox.PRIVATE_PREFIX}*"):
+        sandbox.remove(folder)
+    return times
+
+
+def fork_times(n: int, how: str) -> list[float]:
+    """Seconds from the fork of a grading process until its judge has its wait status (and, contained, its
+    keeper's report), for a child that ends at once, timed in a handler (a fork of this process, as a zygote's
+    is): "plain" os.fork; "contained" containment.fork_contained with an intermediate (a batch worker's);
+    "handler" fork_contained(last=True), the handler unsharing the namespace itself (a worker's)."""
+    import torch  # noqa: F401 - forked as big as a zygote's handler is
+
+    from grader import containment
+
+    times = []
+    for _ in range(n):
+        r, w = os.pipe()
+        handler = os.fork()
+        if handler == 0:
+            start = time.perf_counter()
+            pid, report = (os.fork(), None) if how == "plain" else containment.fork_contained(last=how == "handler")
+            if pid == 0:
+                os._exit(0)
+            _, status = os.waitpid(pid, 0)
+            containment.outcome(report, status)
+            os.write(w, f"{time.perf_counter() - start}".encode())
+            os._exit(0)
+        os.close(w)
+        with os.fdopen(r) as f:
+            times.append(float(f.read()))
+        os.waitpid(handler, 0)
     return times
 
 
@@ -62,6 +122,9 @@ def main() -> None:
     args = p.parse_args()
     load_before = os.getloadavg()
     confine = confine_times(20)
+    confine_shared = confine_times(20, daemons_network=True)
+    confine_job = confine_job_times(20)
+    forks = {how: fork_times(20, how) for how in ("plain", "handler", "contained")}
     daemons = {mode: Path(tempfile.mkdtemp(prefix="devcourse-bench-")) for mode in ("on", "off")}
     rows = []
     try:
@@ -81,15 +144,29 @@ def main() -> None:
             daemon.stop(where)
     load_after = os.getloadavg()
     ms = lambda xs: f"{1000 * statistics.median(xs):.0f}"  # noqa: E731
+    ms_ = lambda xs: f"{1000 * statistics.median(xs):.1f}"  # noqa: E731
+    mx_ = lambda xs: f"{1000 * max(xs):.1f}"  # noqa: E731
     lines = [
-        "# What isolating a grading worker costs",
+        "# What confining a grading costs",
         "",
         f"Machine: {platform.node()}, {os.cpu_count()} cores ({platform.machine()}), Linux {platform.release()}, "
         f"Python {platform.python_version()}; {sandbox.status().how}. The machine was shared with other "
         "engineers' test runs while this ran: compare the columns of one row, not the rows with other files.",
         "",
         f"`confine()` in a fresh fork (ruleset, rules for /, the private folder, /dev files, restrict_self, the "
-        f"audit hook), 20 runs: median {1e6 * statistics.median(confine):.0f} µs, max {1e6 * max(confine):.0f} µs.",
+        f"audit hook), 20 runs: median {1e6 * statistics.median(confine_shared):.0f} µs, max "
+        f"{1e6 * max(confine_shared):.0f} µs forked from a process in a network namespace with nothing up, as "
+        f"a daemon's workers are; median {1e6 * statistics.median(confine):.0f} µs, max {1e6 * max(confine):.0f} "
+        f"µs where it makes a network namespace of its own. `confine_job()` after it (the read allow-list's "
+        f"layer, the private folder given to nobody, the drop of privileges), 20 runs: median "
+        f"{1e6 * statistics.median(confine_job):.0f} µs, max {1e6 * max(confine_job):.0f} µs.",
+        "",
+        f"A grading process forked by a handler and ended, until the handler has its status (a process with "
+        f"torch imported, 20 runs): a plain fork median {ms_(forks['plain'])} ms (max {mx_(forks['plain'])}); in "
+        f"a PID namespace of its own under a keeper, the handler unsharing it (a worker's: two forks and the "
+        f"keeper's report) median {ms_(forks['handler'])} ms (max {mx_(forks['handler'])}); through an "
+        f"intermediate (a batch's answer: three forks) median {ms_(forks['contained'])} ms (max "
+        f"{mx_(forks['contained'])}).",
         "",
         f"A warm check of the exercise's solution (`runner.grade`, every leg: the real legs and the simulated "
         f"device in two workers at once), {args.runs} runs each, isolated and not in alternation (each first "

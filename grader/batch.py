@@ -11,9 +11,11 @@ exit code), stops what the answer's code left running, and sends the verdict on.
 another of its batch:
 
 * change its memory: each runs in its own process, forked from the batch worker before any learner code, one
-  after the other (the next one starts once everything the last one started is stopped);
-* write where the next one reads: each confines itself into a Landlock domain of its own, nested in the batch
-  worker's (grader.sandbox), with a private folder of its own, removed after it;
+  after the other, in a PID namespace of its own under a keeper (grader.containment): everything it started is
+  killed, and counted against it, before the next one starts;
+* read or write another's files: each confines itself into a Landlock domain of its own, nested in the batch
+  worker's (grader.sandbox), by which it reads only its own answer file and writes only a private folder of its
+  own, removed after it; it runs as nobody;
 * reach the batch worker: the batch worker's channel is closed in the answer process before learner code runs,
   the batch worker is not dumpable (its memory and descriptors cannot be opened through /proc by its
   children), and Landlock refuses tracing or signalling a process outside the answer's own domain;
@@ -31,7 +33,7 @@ import gc
 import os
 import secrets
 
-from grader import legs, limits, sandbox
+from grader import containment, legs, limits, sandbox
 
 _exit = os._exit
 _fork = getattr(os, "fork", None)
@@ -60,10 +62,10 @@ class BatchLoop:
 
     def __init__(self, job: dict, send, channel: int, family: str):
         self.job, self.send, self.channel, self.family = job, send, channel, family
-        self.pid = os.getpid()
+        self.answering = False  # True in an answer process (pids do not tell: each is pid 2 of its namespace)
 
     def pytest_runtestloop(self, session):
-        if os.getpid() != self.pid or session.testsfailed:
+        if self.answering or session.testsfailed:
             return None  # in an answer process: pytest's own loop; a check module that failed to import: say so
         from grader import workers
 
@@ -83,13 +85,15 @@ class BatchLoop:
         ofd, owfd = os.pipe()
         private = sandbox.private_folder()  # inside the batch worker's own private folder
         gc.freeze()  # the answer process's collections skip what is here (and copy none of its pages)
-        pid = _fork()
+        pid, report = containment.fork_contained(_fork)  # in a PID namespace of its own, under a keeper
         if pid == 0:
             try:
                 os.close(rfd)
                 os.close(ofd)
                 os.close(self.channel)  # the batch's channel: nothing of this answer may reach it
-                _answer_process(session, submission, private, wfd, owfd, token, exit_code, self.family)
+                self.answering = True
+                _answer_process(session, submission, private, wfd, owfd, token, exit_code, self.family,
+                                self.job["grader"])
             finally:
                 _exit(70)
         os.close(wfd)
@@ -101,13 +105,14 @@ class BatchLoop:
         finally:
             os.close(rfd)
             os.close(ofd)
-        leftovers = judge_here._stop_leftovers(pid)
+        status, contained = containment.outcome(report, status)
+        leftovers = judge_here._stop_leftovers(pid) + contained
         sandbox.remove(private)
         return workers.judge(lines, token, exit_code, status, stopped, leftovers, output, self.job)
 
 
 def _answer_process(session, submission: str, private, wfd: int, out_fd: int, token: str, exit_code: int,
-                    family: str) -> None:
+                    family: str, check: str) -> None:
     """Body of an answer process: start afresh what is per answer, then pytest's own test loop. Never returns."""
     from grader import integrity, workers
 
@@ -117,7 +122,8 @@ def _answer_process(session, submission: str, private, wfd: int, out_fd: int, to
     workers._start_worker(out_fd)
     capture.start_global_capturing()
     capture.suspend_global_capture()  # as between two checks
-    isolation = sandbox.confine(private)  # a Landlock domain of its own, inside the batch worker's
+    sandbox.confine(private)  # a Landlock domain of its own, inside the batch worker's
+    isolation = sandbox.confine_job(private, [submission, check], [os.path.dirname(check)])  # and as nobody
     integrity.guard_processes()  # its own count, and the batch worker may not be signalled
     if legs.is_simulated(config.getoption("device")):
         from grader.simulated import reset_after_fork

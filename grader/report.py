@@ -289,7 +289,8 @@ def print_grade(console: Console, grade: Grade, file_shown: str | None = None, h
     if note:
         console.print(Text(f"Note: {note}", style="dim"))
     for why in grade.unisolated:  # nothing when isolated: the usual case stays quiet
-        console.print(Text(f"graded without isolation: {why}", style="yellow"))
+        what = "graded without full isolation" if why.startswith("missing:") else "graded without isolation"
+        console.print(Text(f"{what}: {why}", style="yellow"))
     for f in failures(grade):
         console.print()
         console.print(failure_block(console, f, file_shown))

@@ -43,7 +43,7 @@ import sys
 import time
 from pathlib import Path
 
-from grader import legs, limits, sandbox, settings
+from grader import containment, legs, limits, namespaces, sandbox, settings
 
 # Taken before any learner code can replace them.
 _exit = os._exit
@@ -89,8 +89,8 @@ def use_fork() -> bool:
 #: The grader's modules a worker runs (graders under checks/ are imported fresh by each worker, and the
 #: front ends never run in one): a zygote older than any of them is stale.
 WORKER_MODULES = ("__init__", "plugin", "expect", "instruments", "integrity", "submission", "legs", "limits",
-                  "sandbox", "workers", "audit", "learner_values", "policy", "course", "lazy_dynamo", "batch",
-                  "settings")
+                  "sandbox", "namespaces", "containment", "workers", "audit", "learner_values", "policy", "course",
+                  "lazy_dynamo", "batch", "settings")
 
 
 def code_digest() -> str:
@@ -112,7 +112,8 @@ def _pytest_args(job: dict) -> list[str]:
     return [
         job["grader"], *(f"-pno:{name}" for name in UNUSED_PYTEST_PLUGINS), "--assert=plain", "-c", os.devnull,
         "--rootdir",
-        str(Path(job["grader"]).parent), f"--timeout={limits.wall_limit(job['timeout'])}",
+        str(Path(job["grader"]).parent), "--confcutdir", str(Path(job["grader"]).parent),  # lists only that folder
+        f"--timeout={limits.wall_limit(job['timeout'])}",
         f"--cpu-timeout={job['timeout']}", "--submission", job["submission"],
         "--device", job["spec"], "-q", "--no-header", "-o", "addopts=",
     ]
@@ -128,14 +129,15 @@ def _work(job: dict, wfd: int, token: str, exit_code: int, out_fd: int | None) -
 _isolation: sandbox.Isolation | None = None
 
 
-_private_dir = None  # where a worker that confines itself later (after CUDA starts: _confine_soon) may write
+_private_dir = None  # where this worker may write, once confined or to be confined (after CUDA starts: _confine_soon)
 
 
 def _confine(private_dir) -> None:
     """Confine this worker (grader.sandbox), while it has one thread where it can: Landlock restricts the calling
     thread and what it starts later, so PyTorch's threads, started afterwards, are confined too."""
-    global _isolation
+    global _isolation, _private_dir
     _isolation = sandbox.confine(private_dir)
+    _private_dir = private_dir
 
 
 def _confine_soon(private_dir, family: str, gpus_started: bool) -> None:
@@ -148,6 +150,17 @@ def _confine_soon(private_dir, family: str, gpus_started: bool) -> None:
         _private_dir = private_dir  # _run confines right after _limit_host_memory has started CUDA
     else:
         _confine(private_dir)
+
+
+def _confine_job(job: dict) -> None:
+    """Restrict this confined worker's reading to what its job needs, and drop its privileges (a batch worker
+    keeps them, to start each answer's PID namespace: its answer processes drop them; grader.batch)."""
+    global _isolation
+    if _isolation is None or _private_dir is None:
+        return
+    batch = "submissions" in job
+    readable = [*(job["submissions"] if batch else [job["submission"]]), job["grader"]]
+    _isolation = sandbox.confine_job(_private_dir, readable, [os.path.dirname(job["grader"])], drop=not batch)
 
 
 def _confine_if_deferred() -> None:
@@ -196,6 +209,7 @@ def _run(job: dict, wfd: int, token: str, exit_code: int) -> None:
         _limit_host_memory(job["spec"])
         _confine_if_deferred()  # CUDA has started
         _one_cpu_thread()
+        _confine_job(job)
         if "submissions" in job:  # many answers of one exercise, one collection (grader.batch)
             from grader import batch
 
@@ -303,7 +317,8 @@ class ForkedWorker:
         self.ofd, owfd = os.pipe()
         jr, self.jw = os.pipe()
         self.private = sandbox.private_folder()  # the worker's only writable folder; removed after its job
-        self.pid = _fork()
+        # Its keeper's pid (grader.containment), or the worker's own where no PID namespace can be made.
+        self.pid, self.report = containment.fork_contained(_fork, last=True)  # a handler forks one worker
         if self.pid == 0:
             try:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -336,7 +351,7 @@ class ForkedWorker:
         return self.pid
 
     def cancel(self) -> None:
-        for fd in (self.jw, self.rfd, self.ofd):
+        for fd in (self.jw, self.rfd, self.ofd, *([self.report] if self.report is not None else [])):
             os.close(fd)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
@@ -420,9 +435,11 @@ class Zygote:
     def run_job(self, job: dict, worker: "ForkedWorker | None" = None) -> dict:
         """Grade `job` in a new worker (or in `worker`, forked and started ahead of it) and judge the result."""
         token, exit_code = secrets.token_hex(16), 64 + secrets.randbelow(60)
+        report = None
         if self.fork:
             worker = worker or ForkedWorker(self)
             rfd, ofd, pid, private = worker.rfd, worker.ofd, worker.start(job, token, exit_code), worker.private
+            report = worker.report
         else:
             spare, self.spare = self.spare, Spare(self.family)
             rfd, ofd, private = spare.rfd, os.dup(spare.out_fd), spare.private
@@ -432,7 +449,8 @@ class Zygote:
         finally:
             os.close(rfd)
             os.close(ofd)
-        leftovers = self._stop_leftovers(pid)
+        status, contained = containment.outcome(report, status)  # the worker's own, from its keeper
+        leftovers = self._stop_leftovers(pid) + contained
         sandbox.remove(private)  # once nothing of the worker runs
         if "submissions" in job:
             from grader import batch
@@ -649,6 +667,7 @@ def _prepare_common() -> None:
 
     instruments.warm_up()
     sandbox.status()  # imports the Landlock binding once, for every worker forked from here
+    sandbox.readable_places()  # listed once, here: a worker's read layer would not let it list grader/ again
     # What pytest.main would import in every worker.
     _import_all([f"_pytest.{name}" for name in _pytest_config.default_plugins] + list(FIRST_JOB_IMPORTS))
     _freeze()
@@ -1014,6 +1033,7 @@ def serve(folder: Path) -> None:
     digest = code_digest()
     folder.mkdir(parents=True, exist_ok=True)
     if use_fork():
+        namespaces.leave_network()  # one network namespace, with none up, for every grading forked from here
         _serve_forked(folder, digest)
     else:
         sim = subprocess.Popen([sys.executable, "-m", "grader.workers", "zygote", "--family", "sim",

@@ -310,7 +310,37 @@ def test_devcourse_check_starts_grading_before_the_rest_of_the_tool():
 
 
 #: Python source, for a submission: its process's start time in clock ticks since boot (/proc/self/stat).
-START_TICKS = "open('/proc/self/stat').read().rsplit(')', 1)[1].split()[19]"
+class StartTicks:
+    """When the grading process that asks started, in clock ticks since boot (/proc/PID/stat's field 22). A
+    grading process may not read /proc: it asks through a Unix socket in `folder` (multiprocessing.connection,
+    which the source policy allows); the kernel gives this test its pid (SO_PEERCRED), and the test reads the
+    host's /proc while the process waits for the answer. `expression`: what learner code evaluates to ask."""
+
+    def __init__(self, folder: Path):
+        import struct
+        import threading
+
+        path = folder / "start-ticks.sock"
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(str(path))
+        os.chmod(path, 0o777)  # gradings run as nobody where the suite runs as root
+        self.server.listen(8)
+        self.expression = f"Client({str(path)!r}).recv_bytes().decode()"
+        self.imports = "from multiprocessing.connection import Client\n"
+
+        def answer():
+            while True:
+                try:
+                    conn, _ = self.server.accept()
+                except OSError:
+                    return
+                with conn:
+                    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+                    pid = struct.unpack("3i", creds)[0]
+                    ticks = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19].encode()
+                    conn.sendall(struct.pack("!i", len(ticks)) + ticks)
+
+        threading.Thread(target=answer, daemon=True).start()
 
 
 def _started_at(ticks) -> float:
@@ -325,10 +355,11 @@ def test_a_check_is_graded_by_a_worker_started_before_it_and_stop_ends_the_next_
     mm = course.get("masked_mean")
     record = shared / "worker.txt"
     attempt = tmp_path / "attempt.py"
+    ticks = StartTicks(shared)
     attempt.write_text(
-        "import os\n"
+        "import os\n" + ticks.imports +
         f"with open({str(record)!r}, 'a') as f:\n"
-        f"    f.write(f\"{{os.getpid()}} {{{START_TICKS}}}\\n\")\n\n"
+        f"    f.write(f\"{{os.getpid()}} {{{ticks.expression}}}\\n\")\n\n"
         + mm.solution_file.read_text())
     assert runner.grade(mm, attempt).passed
     # A learner reads the result and edits: meanwhile the zygotes finish warming up, and each forks a ready
@@ -340,7 +371,7 @@ def test_a_check_is_graded_by_a_worker_started_before_it_and_stop_ends_the_next_
     sent = time.clock_gettime(time.CLOCK_BOOTTIME)
     record.write_text("")
     assert runner.grade(mm, attempt).passed
-    starts = {pid: _started_at(ticks) for pid, ticks in map(str.split, record.read_text().splitlines())}
+    starts = {pid: _started_at(t) for pid, t in map(str.split, record.read_text().splitlines())}
     tick = 1 / os.sysconf("SC_CLK_TCK")  # a start time is rounded down to a tick
     assert starts and all(start < sent - tick for start in starts.values()), (sent, starts)
     assert daemon.stop(fresh)
@@ -355,11 +386,12 @@ def test_on_a_gpu_machine_the_next_ready_worker_starts_while_a_check_runs(fresh,
     mm = course.get("masked_mean")
     record = shared / "workers.txt"
     attempt = tmp_path / "attempt.py"
+    ticks = StartTicks(shared)
     attempt.write_text(  # the simulated family's processes have CUDA_VISIBLE_DEVICES="" (grader.workers)
-        "import os, time\n"
+        "import os, time\n" + ticks.imports +
         "real = os.environ.get('CUDA_VISIBLE_DEVICES') != ''\n"
         f"with open({str(record)!r}, 'a') as f:\n"
-        f"    f.write(repr((real, time.clock_gettime(time.CLOCK_BOOTTIME), {START_TICKS})) + '\\n')\n"
+        f"    f.write(repr((real, time.clock_gettime(time.CLOCK_BOOTTIME), {ticks.expression})) + '\\n')\n"
         "if real:\n"
         "    time.sleep(1)\n\n" + mm.solution_file.read_text())
     assert runner.grade(mm, attempt).passed

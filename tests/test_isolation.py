@@ -132,7 +132,7 @@ def test_confine_says_when_threads_started_before_it_stay_unconfined(private):
     with os.fdopen(r) as f:
         how = f.read()
     os.waitpid(pid, 0)
-    assert how == f"{ISOLATED.how} (1 thread(s) started before were not confined)"
+    assert how == f"{sandbox.describe(sandbox._abi(), whole=False)} (1 thread(s) started before were not confined)"
 
 
 def _in_a_grandchild(path: Path) -> int:
@@ -235,24 +235,18 @@ def test_going_around_the_explanation_is_still_refused_by_the_kernel(tmp_path):
 @needs_landlock
 def test_another_workers_private_folder_cannot_be_written(tmp_path):
     # Each check grades the real legs and the simulated device at once, and each family keeps a worker started
-    # ahead of the next job: other workers' private folders exist beside this one while it runs.
-    g = attack(tmp_path, f"""
-        import tempfile
-        mine = tempfile.gettempdir()
-        parent = os.path.dirname(mine)
-        others = [os.path.join(parent, d) for d in os.listdir(parent)
-                  if d.startswith({sandbox.PRIVATE_PREFIX!r}) and os.path.join(parent, d) != mine]
-        for other in others:
-            try:
-                with open(os.path.join(other, "planted.py"), "w") as f:
-                    f.write("x = 1\\n")
-            except FileNotFoundError:
-                continue  # that worker ended meanwhile
-        if not others:
-            raise RuntimeError("found no other worker's folder")
-    """, device=None)
-    assert "your code tried to write" in messages(g) and PRIVATE_FOLDER in messages(g), messages(g)
-    assert not list(Path(tempfile.gettempdir()).glob(f"{sandbox.PRIVATE_PREFIX}*/planted.py"))
+    # ahead of the next job: other workers' private folders exist beside this one while it runs. Their names
+    # cannot be listed (the temporary folder is not readable): the attack is given one.
+    other = sandbox.private_folder()
+    try:
+        g = attack(tmp_path, f"""
+            with open({str(other / "planted.py")!r}, "w") as f:
+                f.write("x = 1\\n")
+        """, device=None)
+        assert "your code tried to write" in messages(g) and PRIVATE_FOLDER in messages(g), messages(g)
+        assert not (other / "planted.py").exists()
+    finally:
+        sandbox.remove(other)
     the_solution_still_passes()
 
 
@@ -297,12 +291,17 @@ def test_a_listener_on_an_abstract_unix_socket_outside_cannot_be_reached(tmp_pat
 
 @needs_landlock
 def test_signalling_the_zygote_is_refused(tmp_path):
-    g = attack(tmp_path, """
-        with open(f"/proc/{os.getppid()}/stat") as f:  # the worker's parent is its handler; the zygote is above
-            zygote = int(f.read().rsplit(")", 1)[1].split()[1])
-        os.kill(zygote, 15)
+    where = daemon.ensure()
+    zygote = daemon._talk(where, "real", {"ping": True}, timeout=30)["pid"]
+    g = attack(tmp_path, f"""
+        try:
+            os.kill({zygote}, 15)  # its pid, known somehow: not in the grading's PID namespace
+        except ProcessLookupError:
+            pass
+        os.kill(os.getppid(), 15)  # the process above it, its keeper
     """)
     assert "may not signal the grader's processes" in messages(g), messages(g)
+    assert daemon._talk(where, "real", {"ping": True}, timeout=30)["pid"] == zygote
     the_solution_still_passes()
 
 
@@ -393,6 +392,22 @@ def test_spawned_workers_are_confined_too(tmp_path, monkeypatch):
         """)
         assert f"your code tried to write {target}" in messages(g)
         assert not target.exists()
-        the_solution_still_passes()
+        # A spare is started by the zygote, not forked under a keeper: it misses only the PID namespace.
+        g = runner.grade(EX, EX.solution_file, device="cpu")
+        assert g.passed and g.unisolated == [f"missing: own PID namespace; "
+                                             f"{sandbox.describe(sandbox._abi(), contained=False)}"], g.isolation
     finally:
         daemon.stop(tmp_path / "daemon")
+
+
+@needs_landlock
+def test_a_host_without_namespaces_is_not_fully_isolated_and_says_what_is_missing(monkeypatch):
+    from grader import containment
+    from grader.classroom import isolation
+
+    monkeypatch.setattr(containment, "probe", lambda: "no namespaces (Operation not permitted)")
+    found = sandbox.status.__wrapped__()  # not the cached answer of this host
+    assert not found.available and "\n" not in found.how
+    assert found.how.startswith("missing: own PID namespace, network namespace (no namespaces (Operation not "
+                                "permitted)); Landlock ABI"), found.how
+    assert found.how in isolation.refusal(found) and "--unisolated" in isolation.refusal(found)

@@ -1,8 +1,8 @@
 """Whether the grading workers are isolated by the operating system, for `devcourse classroom autograde`.
 
-The engine isolates each grading worker where it can (grader.sandbox: no writes outside the worker's own
-folder, no network, no other process to signal or trace). A class's grades are only worth that isolation,
-so autograding refuses to grade without it unless the instructor says `--unisolated`."""
+The engine confines each grading where it can (grader.sandbox, grader.containment: reads and writes by
+allow-list, no network, a PID namespace of its own, unprivileged). A class's grades are only worth that
+confinement, so autograding refuses to grade without all of it unless the instructor says `--unisolated`."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from grader.sandbox import Isolation, status  # noqa: F401 - what autograde asks
 
 def refusal(found: Isolation) -> str:
     """The one line autograde says when it will not grade."""
-    return (f"Not grading: the grading workers would run without OS isolation ({found.how}), so a submission "
-            "could write outside its folder or reach other gradings; grade on a host where isolation works, or "
-            "pass --unisolated to grade anyway.")
+    return (f"Not grading: the grading workers would run without full OS isolation ({found.how}), so a "
+            "submission could read or change other gradings or outlive its own; grade on a host where isolation "
+            "works, or pass --unisolated to grade anyway.")
 
 
 def warning(found: Isolation) -> str:

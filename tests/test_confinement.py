@@ -1,0 +1,288 @@
+"""The operating system draws every boundary of a grading (issue 40): a submission reads only what grading needs
+(grader.sandbox's allow-list: not /proc, not solutions/, not a classmate's answer), reaches no network (UDP
+included: a network namespace), runs unprivileged (metadata changes of course files fail), and whatever it starts
+ends with its grading (grader.containment: a PID namespace per grading), counted against that grading alone.
+Each attack is a real file graded through the real engine, as a learner who has read the source would write it;
+each must fail, and the exercise's solution graded right after must pass."""
+
+import ctypes
+import faulthandler
+import hashlib
+import os
+import socket
+import struct
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import containment, daemon, namespaces, sandbox
+from tests.test_isolation import EX, ISOLATED, attack, messages, the_solution_still_passes
+
+pytestmark = pytest.mark.skipif(not ISOLATED.available, reason=f"no full confinement here: {ISOLATED.how}")
+
+
+@pytest.fixture
+def classmate():
+    """An answer of another learner, where the classroom keeps them (a folder under the temporary folder)."""
+    folder = Path(tempfile.mkdtemp(prefix="devcourse-class-")) / "0123456789abcdef01234567"
+    folder.mkdir()
+    answer = folder / "masked_mean.py"
+    answer.write_text(EX.solution_file.read_text())
+    yield answer
+    answer.unlink()
+    folder.rmdir()
+    folder.parent.rmdir()
+
+
+def test_a_submission_reads_nothing_beyond_its_grading_and_changes_no_course_file(tmp_path, classmate):
+    course_file = EX.exercise_file
+    before = course_file.stat()
+    other = sandbox.private_folder()  # another worker's, as its handler makes it
+    (other / "theirs.txt").write_text("x")
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        udp.bind(("127.0.0.1", 0))
+        port = udp.getsockname()[1]
+        g = attack(tmp_path, f"""
+            from torch.utils.collect_env import run  # Popen(shell=True): a shell runs
+            tried = []
+            def attempt(name, action):
+                try:
+                    action()
+                    tried.append(name + ": done")
+                except OSError as exc:
+                    tried.append(name + ": " + type(exc).__name__)
+            attempt("mem", lambda: open("/proc/self/mem", "rb").close())  # the channel's token is in there
+            attempt("maps", lambda: open("/proc/self/maps").read())
+            attempt("parent", lambda: open("/proc/1/cmdline").read())
+            attempt("solution", lambda: open({str(EX.solution_file)!r}).read())
+            attempt("classmate", lambda: open({str(classmate)!r}).read())
+            attempt("other worker", lambda: open({str(other / "theirs.txt")!r}).read())
+            attempt("temporary folder", lambda: os.listdir({tempfile.gettempdir()!r}))
+            attempt("chmod", lambda: os.chmod({str(course_file)!r}, 0o777))
+            attempt("utime", lambda: os.utime({str(course_file)!r}, (0, 0)))
+            rc, out, err = run("bash -c 'echo stolen > /dev/udp/127.0.0.1/{port}' && echo sent")
+            tried.append("udp: " + (out or "refused"))
+            raise RuntimeError("; ".join(tried) + " ;")
+        """)
+        said = messages(g).split("RuntimeError: ")[-1].split(" ;")[0]
+        sandbox.remove(other)
+        assert said == ("mem: PermissionError; maps: PermissionError; parent: PermissionError; solution: "
+                        "PermissionError; classmate: PermissionError; other worker: PermissionError; temporary "
+                        "folder: PermissionError; chmod: PermissionError; utime: PermissionError; udp: refused"), \
+            messages(g)
+        udp.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            udp.recv(100)  # no datagram ever came
+    after = course_file.stat()
+    assert (after.st_mode, after.st_mtime_ns) == (before.st_mode, before.st_mtime_ns)
+    assert "records the grader did not send" not in messages(g)
+    the_solution_still_passes()
+
+
+def _warm_zygotes(where) -> dict:
+    """The daemon's zygotes' pids, once each has taken over from its stand-in (a fresh daemon's change once)."""
+    for _ in range(600):  # a hang guard, not a timing
+        answers = {fam: daemon._talk(where, fam, {"ping": True}, timeout=30) for fam in ("real", "sim")}
+        if all(a.get("warm") for a in answers.values()):
+            return {fam: a["pid"] for fam, a in answers.items()}
+        time.sleep(0.1)
+    raise AssertionError("the daemon never warmed up")
+
+
+class _Beacon:
+    """A Unix socket the attack's processes connect to once each: the kernel tells who connected (SO_PEERCRED, the
+    pid in this process's namespace), so the test can look for them after the grading."""
+
+    def __init__(self, path: Path):
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(str(path))
+        os.chmod(path, 0o777)  # a grading runs as nobody where the suite runs as root
+        self.server.listen(8)
+        self.pids: list[int] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            with conn:
+                creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+                self.pids.append(struct.unpack("3i", creds)[0])
+                conn.sendall(b"x")
+
+
+def test_a_process_in_a_session_of_its_own_ends_with_its_grading_and_never_reaches_the_daemon(tmp_path):
+    where = daemon.ensure()
+    before = _warm_zygotes(where)
+    beacon = _Beacon(tmp_path / "beacon.sock")
+    g = attack(tmp_path, f"""
+        import time
+        from multiprocessing.connection import Client
+        if not os.environ.get("STARTED"):  # once, though each check calls it
+            os.environ["STARTED"] = "1"
+            r, w = os.pipe()
+            if os.fork() == 0:  # a child that stays alive, so its own child is no orphan when leftovers are swept
+                os.setsid()
+                if os.fork() == 0:
+                    told = Client({str(tmp_path / "beacon.sock")!r})  # its pid, seen by the test
+                    os.close(w)
+                    for _ in range(600):  # then, once the grading is over, ask the daemon to stop
+                        time.sleep(0.05)
+                        try:
+                            Client({str(where / "real.sock")!r}).send_bytes(b'{{"stop": true}}')
+                        except OSError:
+                            pass
+                    os._exit(0)
+                os.close(w)
+                time.sleep(60)
+                os._exit(0)
+            os.close(w)
+            os.read(r, 1)  # until the grandchild has told its pid
+    """)
+    assert any("left 2 process(es) running" in r.message for r in g.failures), messages(g)
+    assert len(beacon.pids) == 1
+    assert not os.path.exists(f"/proc/{beacon.pids[0]}")  # ended with the grading, before its result came back
+    beacon.server.close()
+    assert _warm_zygotes(where) == before
+    the_solution_still_passes()
+
+
+def test_a_keeper_reports_the_status_and_the_leftovers_of_its_grading_alone():
+    pid, report = containment.fork_contained()
+    if pid == 0:
+        r, w = os.pipe()  # closed on exec: read to its end once both programs run
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execv("/bin/sleep", ["sleep", "60"])  # a program exec'ed: still in the namespace
+            os.execv("/bin/sleep", ["sleep", "60"])
+        os.close(w)
+        os.read(r, 1)
+        faulthandler.disable()  # pytest's, which would print this child's stack
+        os.kill(os.getpid(), 11)  # the grading process is not its namespace's pid 1: its own signal ends it
+    _, status = os.waitpid(pid, 0)
+    status, left = containment.outcome(report, status)
+    assert (os.waitstatus_to_exitcode(status), left) == (-11, 2)
+
+
+def test_a_grading_process_may_not_talk_to_a_daemon():
+    """The daemon's check (sandbox.from_a_grading_process), by what the kernel vouches for: a process in
+    namespaces of its own is refused, one in the daemon's is not."""
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    path = Path(tempfile.mkdtemp()) / "s.sock"
+    server.bind(str(path))
+    server.listen(2)
+    for contained in (False, True):
+        pid, report = containment.fork_contained() if contained else (os.fork(), None)
+        if pid == 0:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                s.connect(str(path))
+                s.recv(1)
+            os._exit(0)
+        conn, _ = server.accept()
+        with conn:
+            assert sandbox.from_a_grading_process(conn) is contained
+            conn.sendall(b"x")
+        os.waitpid(pid, 0)
+        containment.outcome(report, None)
+    server.close()
+    path.unlink()
+    path.parent.rmdir()
+
+
+def test_an_unprivileged_grading_process_cannot_change_a_file_it_does_not_own(tmp_path):
+    target = tmp_path / "course.py"
+    target.write_text("x = 1\n")
+    os.chmod(tmp_path, 0o755)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            how = namespaces.drop_privileges()
+            try:
+                os.chmod(target, 0o777)
+                done = "changed"
+            except PermissionError:
+                done = "refused"
+            os.write(w, f"{how}: {done}; reads: {target.read_text().strip()}".encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        said = f.read()
+    os.waitpid(pid, 0)
+    if os.geteuid() == 0:
+        assert said == "runs as nobody: refused; reads: x = 1"
+    else:  # the learner's own machine: its own files stay its own
+        assert said.startswith("runs without capabilities")
+
+
+def test_in_a_class_an_answer_cannot_read_a_classmates_answer():
+    """The classroom writes every answer into one folder (grader.classroom.answers); an answer given the exact path
+    of a classmate's (graded in the same batch) cannot read it, and the classmate gets the grade of its own."""
+    from grader import batch, course
+    from grader.classroom import answers, source
+
+    if not batch.supported("sim"):
+        pytest.skip("no batches here (not fork mode)")
+    mm = course.get("masked_mean")
+    classmates = source.solution_code(mm)
+    with answers.ClassGrades() as grades:
+        digest = hashlib.sha256(f"masked_mean\0{classmates}".encode()).hexdigest()
+        theirs = grades._folder / digest[:24] / "masked_mean.py"  # where ClassGrades writes it
+        attack = f"""
+import os
+try:
+    SAW = open({str(theirs)!r}).read()[:0] + "read it"
+except OSError as exc:
+    SAW = type(exc).__name__
+""" + classmates + """
+
+def masked_mean(x, lengths):
+    raise RuntimeError("classmate: " + SAW + " ;")
+"""
+        attacker, classmate = (f.result() for f in grades.submit_all([("masked_mean", attack),
+                                                                       ("masked_mean", classmates)]))
+    assert not attacker.passed
+    assert {r.message.split("classmate: ")[1].split(" ;")[0] for r in attacker.failures
+            if "classmate: " in r.message} == {"PermissionError"}, [r.message for r in attacker.failures]
+    assert classmate.passed and not classmate.unisolated, classmate.failures
+
+
+def test_a_user_that_is_not_root_gets_its_namespaces_inside_a_user_namespace_of_its_own():
+    """On a learner's own machine: new_namespaces falls back to a user namespace that maps only that user."""
+    if os.geteuid() != 0:
+        pytest.skip("becoming another user takes root")
+    import encodings.idna  # noqa: F401 - which connect() imports: nobody may not read /root's Python
+
+    outside = os.readlink("/proc/self/ns/net")
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setresgid(namespaces.UNPRIVILEGED, namespaces.UNPRIVILEGED, namespaces.UNPRIVILEGED)
+            os.setresuid(namespaces.UNPRIVILEGED, namespaces.UNPRIVILEGED, namespaces.UNPRIVILEGED)
+            ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # dumpable again, as a process its user started is
+            namespaces.new_namespaces(namespaces.CLONE_NEWNET)
+            with open("/proc/self/uid_map") as f:
+                mapped = " ".join(f.read().split())
+            try:
+                socket.create_connection(("127.0.0.1", 9), timeout=5)
+                net = "connected"
+            except OSError as exc:
+                net = type(exc).__name__
+            os.write(w, f"{mapped}; {os.readlink('/proc/self/ns/net') != outside}; {net}".encode())
+        except OSError as exc:
+            os.write(w, f"failed: {exc}".encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        said = f.read()
+    os.waitpid(pid, 0)
+    assert said == "65534 65534 1; True; OSError", said
