@@ -270,7 +270,8 @@ def test_a_tcp_connection_to_a_local_server_is_refused(tmp_path):
 @pytest.mark.skipif("abstract sockets" not in ISOLATED.how,
                     reason=f"Landlock ABI < 6 scopes no abstract Unix sockets ({ISOLATED.how})")
 def test_a_listener_on_an_abstract_unix_socket_outside_cannot_be_reached(tmp_path):
-    # An abstract socket has no file for Landlock's file rules to refuse: only the worker's scope stops it.
+    # An abstract socket has no file for Landlock's file rules to refuse: the worker's scope refuses it, and behind
+    # that the grading's network namespace, whose abstract names are not the host's (the connection is refused).
     name = f"devcourse-test-{os.getpid()}-{tmp_path.name}"
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
         server.bind("\0" + name)
@@ -281,7 +282,8 @@ def test_a_listener_on_an_abstract_unix_socket_outside_cannot_be_reached(tmp_pat
             raise RuntimeError("connected to a listener outside")
         """)
         text = messages(g)
-        assert "connected to a listener outside" not in text and "PermissionError" in text, text
+        assert "connected to a listener outside" not in text, text
+        assert "PermissionError" in text or "ConnectionRefusedError" in text, text
         server.setblocking(False)
         with pytest.raises(BlockingIOError):
             server.accept()  # nothing ever connected
@@ -323,7 +325,7 @@ def test_asking_the_daemon_to_stop_is_refused(tmp_path):
     before = _zygotes(where)
     g = attack(tmp_path, f"""
         from multiprocessing.connection import Client  # the source policy refuses socket, not this
-        daemon = Client({str(where / "real.sock")!r})  # Landlock below ABI 9 lets it connect
+        daemon = Client({str(where / "real.sock")!r})  # where the kernel refuses it, PermissionError
         try:
             os.write(daemon.fileno(), b'{{"stop": true}}\\n')  # the daemon's own protocol: a line of JSON
             answer = os.read(daemon.fileno(), 1000)
@@ -331,7 +333,9 @@ def test_asking_the_daemon_to_stop_is_refused(tmp_path):
             answer = b""
         raise RuntimeError("the daemon answered " + repr(answer))
     """)
-    assert "the daemon answered b''" in messages(g), messages(g)  # connected, and hung up on without a word
+    # Refused by the kernel (the socket's folder is outside what a grading may reach), or, where the kernel lets
+    # it connect, hung up on by the daemon without a word (tests/test_confinement.py checks that layer alone).
+    assert "the daemon answered b''" in messages(g) or "PermissionError" in messages(g), messages(g)
     assert _zygotes(where) == before  # still the same processes: not stopped
     the_solution_still_passes()
 
