@@ -19,6 +19,7 @@ from grader.authoring import Problem
 
 FOLDER = ROOT / "grader" / "verdicts"
 PENDING_FILE = FOLDER / "pending.toml"
+#: The maintainers' run on a machine with two GPUs (tools/GPU_RUNS.md); its tables are copied into grader/verdicts/.
 GPU_RUN = "tools/on_gpu.sh OUT verdicts"
 
 
@@ -80,7 +81,7 @@ def problems(ex: course.Exercise, graded: dict[str, runner.Grade] | None = None)
 
     labels = list(submissions(ex))
     fix = (f"without 2 GPUs: {await_gpu_command(ex.name)} (lists it as awaiting the maintainers' GPU run); on a "
-           f"machine with 2 GPUs and one: {GPU_RUN} --only {ex.name}")
+           f"machine with 2 GPUs: ONLY={ex.name} {GPU_RUN}, then copy OUT/*gpu.json and *gpu.md into grader/verdicts/")
     found = [Problem(f"grader/verdicts/{name}.json has no row for {', '.join(missing)} (the verdicts on real GPUs)",
                      fix, ex.name)
              for name, missing in missing_rows(ex, labels).items()]
@@ -107,7 +108,7 @@ def await_gpu(name: str) -> list[str]:
     course.get(name)  # an unknown name is refused (KeyError, with close names)
     text = PENDING_FILE.read_text(encoding="utf-8")
     added = []
-    for table, names in pending().items():
+    for table, names in sorted(pending().items()):
         if name in names:
             continue
         section = re.search(rf"^\[{re.escape(table)}\]\s*\n(?:.*\n)*?exercises\s*=\s*\[[^\]]*\]", text, re.M)

@@ -118,17 +118,21 @@ def changed_outcomes(outcomes: dict[tuple, list[str]], runs: int) -> dict[tuple,
 
 
 def unstable_checks(ex: course.Exercise, graded: dict[str, list[runner.Grade]]) -> list[Problem]:
+    """One problem per check whose outcome changed between gradings, naming each submission and leg it changed on."""
     runs = min(len(g) for g in graded.values())
     outcomes: dict[tuple, list[str]] = defaultdict(list)
     for label, grades in graded.items():
         for grade in grades:
             for r in grade.results:
-                outcomes[(label, r.check, r.leg)].append(r.outcome)
-    return [Problem(f"{label}: the check {check} [{leg}] passed {seen.count('passed')} of {len(seen)} gradings: "
-                    "its outcome depends on the random draw",
+                outcomes[(r.check, label, r.leg)].append(r.outcome)
+    by_check: dict[str, list[str]] = defaultdict(list)
+    for (check, label, leg), seen in sorted(changed_outcomes(outcomes, runs).items()):
+        by_check[check].append(f"{label} [{leg}] passed {seen.count('passed')} of {len(seen)}")
+    return [Problem(f"the check {check} changed its outcome between gradings, so it depends on the random draw: "
+                    + ", ".join(where),
                     "draw so that the bug shows on every draw, and compare so that NaN fails (grader/AUTHORING.md, "
                     f"rule 7); see: python tools/determinism.py --only {ex.name} --repeat 10", ex.name)
-            for (label, check, leg), seen in sorted(changed_outcomes(outcomes, runs).items())]
+            for check, where in by_check.items()]
 
 
 def grade_all(ex: course.Exercise, repeat: int) -> dict[str, list[runner.Grade]]:
