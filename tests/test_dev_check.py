@@ -1,6 +1,8 @@
 """`devcourse dev check NAME`, the author's one command, run for real (a subprocess of `python -m grader`) in a
 scratch copy of the course: it says "done" for a complete exercise, and for one missing pieces it names each
-piece and the command that fixes it, after regenerating the files made from others."""
+piece and the command that fixes it, after regenerating the files made from others. The coin toss below also
+shows that each grading draws afresh (grader.workers.fresh_draws): forks of one grading process used to draw
+the same "random" inputs every time."""
 
 from __future__ import annotations
 
@@ -61,8 +63,8 @@ def test_a_complete_exercise_is_done_and_an_incomplete_one_is_named_piece_by_pie
     shutil.copy(subs / "wrong_zeros.py", subs / "wrong_zeros_again.py")  # no row in the GPU verdict tables
     page.write_text(page.read_text().replace("## CPU tensors", "## Tensors on the CPU"))  # explained_in's section
     solution.write_text("import threading\n" + solution.read_text())  # refused by the source policy
-    grader.write_text(grader.read_text() + (  # a check whose outcome is a coin toss
-        "\n\ndef test_a_coin_toss(submission, device):\n    import os\n    assert os.urandom(1)[0] < 128\n"))
+    grader.write_text(grader.read_text() + (  # a check whose outcome is a coin toss, drawn as graders draw
+        "\n\ndef test_a_coin_toss(submission, device):\n    assert torch.rand(()) < 0.5\n"))
 
     run = dev_check(folder, daemons)
     out = run.stdout

@@ -132,14 +132,13 @@ def stale_record(page: Path) -> list[Problem]:
 
 
 def problems(ex: course.Exercise) -> list[Problem]:
-    """Everything the book lacks for this exercise: its section, its chapter's layout, its chapter's claims and
-    recorded outputs."""
+    """Everything the book lacks for this exercise: its section, then its pages' layout, claims and recorded
+    outputs (those are the page's, shared by the exercises of the chapter: given without the exercise's name)."""
     found = explaining_section(ex)
-    page = ex.chapter_file
-    if not page.is_file():
+    if not ex.chapter_file.is_file():
         return found  # grader.authoring.files says so
-    found += [Problem(p.what, p.fix, ex.name) for p in chapter_layout(ex.chapter)]
-    pages = [page] + ([ROOT / "book" / f"{book_links.split(ex)[0]}.md"] if ex.explained_in else [])
+    found += chapter_layout(ex.chapter)
+    pages = [ex.chapter_file] + ([ROOT / "book" / f"{book_links.split(ex)[0]}.md"] if ex.explained_in else [])
     for path in dict.fromkeys(p for p in pages if p.is_file()):
-        found += [Problem(p.what, p.fix, ex.name) for p in unbacked_claims([path]) + stale_record(path)]
+        found += unbacked_claims([path]) + stale_record(path)
     return found

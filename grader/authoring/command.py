@@ -38,7 +38,7 @@ def run(args, console: Console) -> int:
     # Imported here: `devcourse` builds this command's parser for every command, and these import nbformat,
     # the policy and the grading client, which a learner's commands do without.
     from grader import course
-    from grader.authoring import book, derived, files, gpu_tables, submissions
+    from grader.authoring import derived, gpu_tables
 
     if args.repeat < 1:
         console.print(Text("--repeat must be at least 1", style="red"))
@@ -47,18 +47,18 @@ def run(args, console: Console) -> int:
         console.print(Text("--await-gpu needs the exercise's NAME", style="red"))
         return 2
     started = time.monotonic()
-    found: list[Problem] = []
     try:
         exercises = course.load()
     except course.CourseError as exc:
-        return report(console, [Problem(f"course.toml: {exc}", "fix course.toml")], [], [], started)
+        return report(console, [Problem(f"course.toml: {exc}", "fix course.toml")], [], started)
+    found: list[Problem] = []
     if args.name:
         try:
             exercises = (course.get(args.name),)
         except KeyError as exc:
+            exercises = ()
             found.append(Problem(f"{exc.args[0]}", "a new exercise starts with its [[exercises]] entry in course.toml "
                                  "(grader/AUTHORING.md)"))
-            exercises = ()
     if args.await_gpu and exercises:
         added = gpu_tables.await_gpu(args.name)
         if added:
@@ -69,28 +69,49 @@ def run(args, console: Console) -> int:
         regenerated = derived.regenerate()
     for what, command in regenerated:
         console.print(Text.assemble("Regenerated: ", (what, "cyan"), f"  ({command})"))
-
     with console.status("Checking the course's files and the book..."):
-        found += files.files_without_metadata()
-        found += book.unmarked_claims(book_pages())
-        if not args.name:
-            found += [p for chapter in sorted({e.chapter for e in exercises}) for p in book.chapter_layout(chapter)]
-            found += book.unbacked_claims(book_pages())
-        for ex in exercises:
-            found += files.problems(ex) + book.problems(ex)
-    notes = []
+        found += course_wide(every_page=not args.name)
     for ex in exercises:
-        with console.status(f"Grading {ex.name}'s {len(submissions.submissions(ex))} submissions "
-                            f"{args.repeat} time(s) on every leg of this machine..."):
-            found += submissions.refused_by_policy(ex)
-            graded = submissions.grade_all(ex, args.repeat) if ex.grader_file.is_file() else {}
-        found += submissions.problems(ex, graded) if graded else []
-        found += gpu_tables.problems(ex, {label: grades[0] for label, grades in graded.items()})
+        with console.status(f"Grading {ex.name}'s submissions {args.repeat} time(s) on every leg of this machine..."):
+            of_exercise = exercise_problems(ex, args.repeat)
+        if len(exercises) > 1:
+            console.print(Text(f"{ex.name}: {len(of_exercise) or 'nothing'} missing"))
+        found += of_exercise
+    for ex in exercises:
         waiting = gpu_tables.awaiting(ex)
         if waiting:
-            notes.append(f"{ex.name}: its rows of the GPU verdict tables ({', '.join(waiting)}) await the "
-                         f"maintainers' GPU run ({gpu_tables.GPU_RUN}), listed in grader/verdicts/pending.toml")
-    return report(console, unique(found), regenerated, notes, started, exercises)
+            console.print(Text(f"Awaiting a GPU run: {ex.name}'s rows of the verdict tables ({', '.join(waiting)}) "
+                               f"wait for the maintainers' {gpu_tables.GPU_RUN} (grader/verdicts/pending.toml).",
+                               style="yellow"))
+    what = (exercises[0].name if len(exercises) == 1 else f"{len(exercises)} exercises") if exercises else ""
+    return report(console, list(dict.fromkeys(found)), regenerated, started, what)
+
+
+def course_wide(every_page: bool) -> list[Problem]:
+    """What concerns no exercise in particular: files that course.toml does not know, ledger entries that no page
+    marks, and, for the whole course, claims marked on any page that the ledger does not back."""
+    from grader.authoring import book, files
+
+    pages = book_pages()
+    return files.files_without_metadata() + book.unmarked_claims(pages) + (book.unbacked_claims(pages)
+                                                                           if every_page else [])
+
+
+def exercise_problems(ex, repeat: int) -> list[Problem]:
+    """The exercise's files, book and policy, then its submissions graded `repeat` times and the GPU tables."""
+    from grader import daemon
+    from grader.authoring import book, files, gpu_tables, submissions
+
+    found = files.problems(ex) + book.problems(ex) + submissions.refused_by_policy(ex)
+    if not ex.grader_file.is_file():
+        return found
+    try:
+        graded = submissions.grade_all(ex, repeat)
+    except daemon.DaemonError as exc:
+        return found + [Problem(f"the grading processes could not start: {exc}",
+                                f"fix what the message says (devcourse check {ex.name} says it too)", ex.name)]
+    return (found + submissions.problems(ex, graded)
+            + gpu_tables.problems(ex, {label: grades[0] for label, grades in graded.items()}))
 
 
 def book_pages() -> list:
@@ -99,16 +120,8 @@ def book_pages() -> list:
     return book_ext("output_store").toc_pages()
 
 
-def unique(found: list[Problem]) -> list[Problem]:
-    return list(dict.fromkeys(found))
-
-
-def report(console: Console, found: list[Problem], regenerated: list, notes: list[str], started: float,
-           exercises: tuple = ()) -> int:
+def report(console: Console, found: list[Problem], regenerated: list, started: float, what: str = "") -> int:
     seconds = time.monotonic() - started
-    for note in notes:
-        console.print(Text(f"Awaiting a GPU run: {note}.", style="yellow"))
-    what = (f"{exercises[0].name}" if len(exercises) == 1 else f"{len(exercises)} exercises") if exercises else ""
     if not found:
         console.print(Text.assemble(("done", "bold green"), f": {what} passes every check ({seconds:.0f} s)."
                                     + (" Commit the regenerated files too." if regenerated else "")))
