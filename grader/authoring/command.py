@@ -123,7 +123,8 @@ def book_pages() -> list:
 def report(console: Console, found: list[Problem], regenerated: list, started: float, what: str = "") -> int:
     seconds = time.monotonic() - started
     if not found:
-        console.print(Text.assemble(("done", "bold green"), f": {what} passes every check ({seconds:.0f} s)."
+        verb = "passes" if " " not in what else "pass"  # "noise_batch passes", "40 exercises pass"
+        console.print(Text.assemble(("done", "bold green"), f": {what} {verb} every check ({seconds:.0f} s)."
                                     + (" Commit the regenerated files too." if regenerated else "")))
         return 0
     console.print(Text(f"{len(found)} thing{'s' if len(found) > 1 else ''} missing"

@@ -89,7 +89,8 @@ def verdict_problems(ex: course.Exercise, label: str, path: Path, grade: runner.
         failing = [f"{r.check} [{r.leg}]: {_first_lines([r.message])}"
                    for r in grade.failures + grade.simulator_limits()]
         if not grade.passed:
-            why = "; ".join(failing) or f"nothing ran on {', '.join(grade.missing_legs()) or 'some leg'}"
+            why = ("; ".join(failing[:3]) + (f"; and {len(failing) - 3} more" if len(failing) > 3 else "")
+                   or f"nothing ran on {', '.join(grade.missing_legs()) or 'some leg'}")
             return [Problem(f"{shown(path)} must pass on every leg, but: {why}",
                             f"fix the {'solution' if label == 'solution' else 'submission or the grader'}; see: {see}",
                             ex.name)]
