@@ -115,3 +115,26 @@ def test_await_gpu_lists_the_exercise_for_the_maintainers_run(tmp_path, monkeypa
     assert comments and set(comments) <= set(pending.read_text().splitlines())
     with pytest.raises(KeyError, match="no exercise named"):
         gpu_tables.await_gpu("no_such_exercise")
+
+
+def test_a_grading_process_that_failed_once_is_not_taken_for_a_draw():
+    """A crash or a time limit in one grading leaves that grading's checks unrun: said once, as such, not as every
+    check 'changing'; a process failing in every grading is a wrong verdict, said by the verdicts; a check that
+    flips is a draw."""
+    from grader.authoring import submissions
+    from grader.runner import CheckResult, Grade
+
+    ex = course.get(NAME)
+
+    def grade(*results):
+        return Grade(ex, ex.solution_file, [CheckResult(*r) for r in results])
+
+    ok = ("test_a", "cpu", "passed")
+    crash = ("(grader process)", "real", "failed", "the grader could not run: it timed out")
+    found = [str(p) for p in submissions.unstable_checks(ex, {
+        "solution": [grade(ok), grade(crash)], "shipped": [grade(crash), grade(crash)],
+        "wrong_zeros": [grade(ok), grade(("test_a", "cpu", "failed", "no"))]})]
+    assert found == [f"{NAME}: solution: its grading process failed in 1 of 2 gradings (real: the grader could not "
+                     "run: it timed out)",
+                     f"{NAME}: the check test_a changed its outcome between gradings, so it depends on the random "
+                     "draw: wrong_zeros [cpu] passed 1 of 2"], found

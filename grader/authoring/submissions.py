@@ -118,22 +118,38 @@ def changed_outcomes(outcomes: dict[tuple, list[str]], runs: int) -> dict[tuple,
     return {key: seen for key, seen in outcomes.items() if len(set(seen)) > 1 or len(seen) != runs}
 
 
+#: The check a grading process's own failure is reported as (grader.runner, grader.report).
+PROCESS_FAILURE = "(grader process)"
+
+
 def unstable_checks(ex: course.Exercise, graded: dict[str, list[runner.Grade]]) -> list[Problem]:
-    """One problem per check whose outcome changed between gradings, naming each submission and leg it changed on."""
+    """One problem per check whose outcome changed between gradings, naming each submission and leg it changed on;
+    a submission whose grading process failed in some grading (a crash, a time limit) is said so instead, since
+    its checks did not all run."""
     runs = min(len(g) for g in graded.values())
-    outcomes: dict[tuple, list[str]] = defaultdict(list)
+    found, outcomes = [], defaultdict(list)
     for label, grades in graded.items():
+        failed = [next(r for r in g.failures if r.check == PROCESS_FAILURE) for g in grades
+                  if any(r.check == PROCESS_FAILURE for r in g.failures)]
+        if failed:
+            if len(failed) < len(grades):  # failing in every grading is a wrong verdict, said by verdict_problems
+                found.append(Problem(f"{label}: its grading process failed in {len(failed)} of {len(grades)} "
+                                     f"gradings ({failed[0].leg}: {_first_lines([failed[0].message])})",
+                                     f"see: {_see(ex, label, submissions(ex)[label])} (on a busy machine a time "
+                                     "limit may be the machine's: run again)", ex.name))
+            continue
         for grade in grades:
             for r in grade.results:
                 outcomes[(r.check, label, r.leg)].append(r.outcome)
     by_check: dict[str, list[str]] = defaultdict(list)
     for (check, label, leg), seen in sorted(changed_outcomes(outcomes, runs).items()):
         by_check[check].append(f"{label} [{leg}] passed {seen.count('passed')} of {len(seen)}")
-    return [Problem(f"the check {check} changed its outcome between gradings, so it depends on the random draw: "
-                    + ", ".join(where),
-                    "draw so that the bug shows on every draw, and compare so that NaN fails (grader/AUTHORING.md, "
-                    f"rule 7); see: python tools/determinism.py --only {ex.name} --repeat 10", ex.name)
-            for check, where in by_check.items()]
+    return found + [Problem(f"the check {check} changed its outcome between gradings, so it depends on the random "
+                            "draw: " + ", ".join(where),
+                            "draw so that the bug shows on every draw, and compare so that NaN fails "
+                            f"(grader/AUTHORING.md, rule 7); see: python tools/determinism.py --only {ex.name} "
+                            "--repeat 10", ex.name)
+                    for check, where in by_check.items()]
 
 
 def grade_all(ex: course.Exercise, repeat: int) -> dict[str, list[runner.Grade]]:
