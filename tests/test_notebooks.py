@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import nbformat
-import pytest
 from nbclient import NotebookClient
 
 from grader import ROOT, course, notebooks

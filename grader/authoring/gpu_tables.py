@@ -12,7 +12,6 @@ import json
 import re
 import tomllib
 from functools import cache
-from pathlib import Path
 
 from grader import ROOT, course, runner
 from grader.authoring import Problem
