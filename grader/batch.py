@@ -129,6 +129,7 @@ def _answer_process(session, submission: str, private, wfd: int, out_fd: int, to
         from grader.simulated import reset_after_fork
 
         reset_after_fork()
+    workers.fresh_draws()  # each answer draws its own inputs, not the batch worker's
 
     def send(record: dict) -> None:
         data = (workers._dumps({**record, "token": token}) + "\n").encode()

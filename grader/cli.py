@@ -10,6 +10,7 @@
     devcourse solution NAME           the reference fix, once yours passes (or with --give-up)
     devcourse stop                    end the warm grading processes (they also end after 15 idle minutes)
     devcourse doctor SCRIPT [ARGS]    run your own script for a few steps and report its device problems
+    devcourse dev check [NAME]        for course authors: regenerate, check an exercise, say what is missing
 
 Where files and progress live: grader.workspace. How results look: grader.report. `--json` on list and check
 prints machine-readable results instead. Exit status: 0 when everything asked for passed, 1 when a check
@@ -317,6 +318,9 @@ def parser() -> argparse.ArgumentParser:
     from grader.doctor import command as doctor
 
     doctor.add_parser(sub, cmd_doctor)
+    from grader.authoring import command as authoring  # devcourse dev check: for course authors
+
+    authoring.add_parser(sub, lambda args: authoring.run(args, console))
     return p
 
 

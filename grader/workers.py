@@ -210,6 +210,7 @@ def _run(job: dict, wfd: int, token: str, exit_code: int) -> None:
         _confine_if_deferred()  # CUDA has started
         _one_cpu_thread()
         _confine_job(job)
+        fresh_draws()
         if "submissions" in job:  # many answers of one exercise, one collection (grader.batch)
             from grader import batch
 
@@ -255,6 +256,20 @@ def _start_gpus() -> None:
         if torch.cuda.is_available():
             for index in range(torch.cuda.device_count()):
                 torch.empty(0, device=f"cuda:{index}")
+
+
+def fresh_draws() -> None:
+    """Seed PyTorch's generators (every device's) and NumPy's afresh in this grading process. A fork inherits its
+    parent's generators: without this, every worker of a zygote, and every answer of a batch, drew the same
+    "fresh" inputs until the daemon restarted (Python's `random` reseeds itself after a fork; torch and NumPy
+    do not), so a grader's draws did not change between gradings and tools/determinism.py saw nothing."""
+    import torch
+
+    torch.seed()
+    with contextlib.suppress(ImportError):
+        import numpy
+
+        numpy.random.seed()
 
 
 def _one_cpu_thread() -> None:

@@ -3,18 +3,16 @@ they must come from machines with GPUs, cover every exercise and submission of t
 show each simulated device giving the verdict of the real device it stands for."""
 
 import json
-import tomllib
-from pathlib import Path
 
 import pytest
 
 from grader import ROOT, course
+from grader.authoring import gpu_tables
 from tools.verdicts import merged, submissions
 
-TABLES = {p.stem: json.loads(p.read_text()) for p in sorted((ROOT / "grader" / "verdicts").glob("*.json"))}
-# Exercises whose rows are older than their grader, per table, until they are regraded on GPUs (the file says why).
-PENDING = {name: set(t["exercises"])
-           for name, t in tomllib.loads((ROOT / "grader" / "verdicts" / "pending.toml").read_text()).items()}
+TABLES = gpu_tables.tables()
+# Exercises whose rows await a GPU run, per table (grader/verdicts/pending.toml says why).
+PENDING = gpu_tables.pending()
 # What each simulated leg stands for.
 COUNTERPART = {"sim:0": "cuda:0", "sim:1": "cuda:1", "sim:0+sim:1": "cuda:0+cuda:1"}
 
@@ -44,11 +42,10 @@ def test_table_was_made_on_gpus_with_the_course_as_it_is(name):
     for m in [table["machine"], *(again["machine"] for again in table.get("regraded", []))]:
         assert m["gpus"] and m["driver"] and "+cu" in m["torch"], m
         assert len(m["gpus"]) == len(table["machine"]["gpus"]), m
-    graded = {(r["exercise"], r["submission"]) for r in table["rows"]}
-    expected = {(ex.name, label) for ex in course.load() for label in submissions(ex)
-                if ex.name not in PENDING.get(name, ())}
-    missing = sorted(expected - graded)
-    assert not missing, f"{name}: not graded on the GPU machine (rerun tools/on_gpu.sh): {missing[:10]}"
+    missing = [(ex.name, label) for ex in course.load()
+               for label in gpu_tables.missing_rows(ex, list(submissions(ex))).get(name, [])]
+    assert not missing, (f"{name}: not graded on the GPU machine (rerun tools/on_gpu.sh, or list the exercise in "
+                         f"pending.toml: devcourse dev check NAME --await-gpu): {missing[:10]}")
     for r in table["rows"]:
         if "accelerator" in course.get(r["exercise"]).legs:
             assert any(leg.startswith("cuda:") for leg in r["verdicts"]), f"{name}: {r['exercise']}/{r['submission']}"

@@ -7,7 +7,8 @@ of an exercise are split over blocks of checks, grader/classroom/blocks.py). Thi
     python tools/determinism.py --repeat 10 [--jobs 2] [--only masked_mean,worker_env]
 
 It prints one line per (exercise, submission, check, leg) whose outcome was not the same in every run, with
-how often it passed, and exits 1 if there is any.
+how often it passed, and exits 1 if there is any. `devcourse dev check NAME` runs the same audit over fewer
+runs (--repeat, 3 by default) with the rest of an exercise's checks.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from grader import course, runner  # noqa: E402
+from grader.authoring.submissions import changed_outcomes  # noqa: E402  (devcourse dev check's rule too)
 from verdicts import own_daemon, submissions  # noqa: E402
 
 
@@ -52,7 +54,7 @@ def main() -> int:
     seen: dict[tuple, list[str]] = defaultdict(list)
     for key, outcome in (pair for chunk in graded for pair in chunk):
         seen[key].append(outcome)
-    changing = {key: runs for key, runs in seen.items() if len(set(runs)) > 1 or len(runs) != args.repeat}
+    changing = changed_outcomes(seen, args.repeat)
     for (name, label, check, leg), runs in sorted(changing.items()):
         print(f"{name} {label} {check} [{leg}]: passed {runs.count('passed')} of {len(runs)} runs")
     print(f"{len(seen)} checks of {len(items) // args.repeat} submissions graded {args.repeat} times: "

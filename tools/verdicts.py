@@ -30,28 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from grader import course, daemon, machine, runner  # noqa: E402
-
-
-def submissions(ex: course.Exercise) -> dict[str, Path]:
-    found = {"shipped": ex.exercise_file, "solution": ex.solution_file}
-    for f in sorted((ROOT / "tests" / "submissions" / ex.name).glob("*.py")):
-        found[f.stem] = f
-    return found
-
-
-def _process(leg: str) -> str:
-    return "sim" if leg.startswith("sim") else "real"
-
-
-def verdicts(grade: runner.Grade) -> dict[str, str]:
-    """'pass' or 'fail' for each leg (a whole-process failure counts against each leg of that process)."""
-    legs = {r.leg for r in grade.ran if r.check != "(grader process)"}
-    whole = {_process(r.leg) for r in grade.failures if r.check == "(grader process)"}
-    out = {leg: "fail" if _process(leg) in whole or any(r.leg == leg for r in grade.failures) else "pass"
-           for leg in sorted(legs)}
-    for process in whole - {_process(leg) for leg in legs}:  # nothing of that process ran at all
-        out[f"({process})"] = "fail"
-    return out
+from grader.authoring.gpu_tables import verdicts  # noqa: E402
+from grader.authoring.submissions import submissions  # noqa: E402
 
 
 @contextlib.contextmanager
