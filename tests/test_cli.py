@@ -153,6 +153,24 @@ def test_json_for_editors_and_scripts(folder):
     assert {e["name"]: e["status"] for e in listing["exercises"]}["masked_mean"] == "failing"
 
 
+def test_what_a_run_shared_by_checks_printed_shows_under_the_check_that_fails(folder):
+    # A capstone's checks read one training run, made for the first check (issue 41): a print in the loop,
+    # itself a read of the device, fails a later check, whose output and JSON "output" show what it printed.
+    fix(folder, "fit_standardized")
+    path = exercise_file(folder, "fit_standardized")
+    path.write_text(path.read_text().replace("        optimizer.step()\n",
+                                             "        optimizer.step()\n        print(\"loss\", loss.item())\n"))
+    out = devcourse(folder, "check", "fit_standardized", "--json")
+    assert out.returncode == 1, out.stdout + out.stderr
+    failed = [r for r in json.loads(out.stdout)["results"] if r["outcome"] == "failed"]
+    assert {r["check"] for r in failed} == {"test_python_reads_the_device_once"}, failed
+    assert all(re.match(r"loss \d", r["output"].splitlines()[-1]) for r in failed), failed
+    out = devcourse(folder, "check", "fit_standardized")
+    shown = out.stdout[out.stdout.index("FAILED on sim:0 (python reads the device once)"):]
+    assert "Your code printed (python reads the device once, on sim:0):" in shown
+    assert re.search(r"\| loss \d", shown)
+
+
 def test_hints_come_one_level_at_a_time(folder):
     ex = course.get("masked_mean")
     for n in range(1, len(ex.hints) + 1):
