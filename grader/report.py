@@ -5,9 +5,11 @@ scripts, HTML for notebooks. The CLI (grader.cli), watch mode (grader.watch) and
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rich import box
 from rich.console import Console, Group
@@ -279,9 +281,18 @@ def verdict(console: Console, grade: Grade) -> Text:
                 style="bold red")
 
 
+def naming_the_file(grade: Grade, file_shown: str) -> Grade:
+    """The grade with its messages naming the graded file as the learner knows it: the grader names the file
+    it ran, an absolute path, and for a notebook's cell a copy under the state folder."""
+    graded = str(Path(grade.submission).resolve())
+    results = [dataclasses.replace(r, message=r.message.replace(graded, file_shown)) for r in grade.results]
+    return dataclasses.replace(grade, results=results)
+
+
 def print_grade(console: Console, grade: Grade, file_shown: str | None = None, hint_command: str | None = None):
     """The whole report of one check: the table, what the skips mean, each distinct failure once, the verdict."""
     file_shown = file_shown or workspace.shown(grade.submission)
+    grade = naming_the_file(grade, file_shown)
     console.print(grade_table(console, grade))
     for n, reason in enumerate(skip_reasons(grade), start=1):
         console.print(Text(f"[{n}] not run: {reason}", style="yellow"))
@@ -300,9 +311,11 @@ def print_grade(console: Console, grade: Grade, file_shown: str | None = None, h
 
 
 def grade_json(grade: Grade, file_shown: str | None = None) -> dict:
+    file_shown = file_shown or workspace.shown(grade.submission)
+    grade = naming_the_file(grade, file_shown)
     return {
         "exercise": grade.exercise.name,
-        "file": file_shown or workspace.shown(grade.submission),
+        "file": file_shown,
         "passed": grade.passed,
         "points": grade.exercise.points if grade.passed else 0,
         "legs": grade.legs(),
