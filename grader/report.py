@@ -13,6 +13,7 @@ from pathlib import Path
 
 from rich import box
 from rich.console import Console, Group
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -359,6 +360,21 @@ def progress_bar(console: Console, done: int, total: int, width: int = 30) -> Te
 STATUS_STYLE = {"done": "green", "failing": "red", "skipped": "yellow", "not started": "dim"}
 
 
+def print_whole(console: Console, table: Table) -> None:
+    """A table that is read by a program or a file when piped: there, one line per row whatever its width
+    (a console that is not a terminal is 80 columns wide, and rich would cut names and fold rows to fit)."""
+    if console.is_terminal or console.record:
+        console.print(table)
+        return
+    natural = Measurement.get(console, console.options.update(max_width=10_000), table).maximum
+    width = console.width
+    console.width = max(width, natural)  # print's own width= cannot exceed the console's
+    try:
+        console.print(table)
+    finally:
+        console.width = width
+
+
 def print_list(console: Console, prog, nxt: course.Exercise | None) -> None:
     table = Table(box=_box(console), header_style="bold")
     for col in ("#", "exercise", "chapter", "points", "status"):
@@ -369,7 +385,7 @@ def print_list(console: Console, prog, nxt: course.Exercise | None) -> None:
         marker = _sym(console, "▶ ", "> ") if nxt is not None and ex.name == nxt.name else ""
         table.add_row(str(ex.number), Text(marker + ex.name, style="bold" if marker else ""), ex.chapter,
                       str(ex.points), Text(label, style=STATUS_STYLE.get(status, "")))
-    console.print(table)
+    print_whole(console, table)
     done, total, earned, points = prog.totals()
     console.print(Text.assemble(progress_bar(console, done, total), f" {done} of {total} exercises done, "
                                 f"{earned} of {points} points"))

@@ -7,12 +7,14 @@ tests/test_cli.py, a notebook's check cell in tests/test_notebooks.py."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import subprocess
 
 import pytest
 
-from grader import ROOT
-from tests.learner import devcourse, make_course_copy
+from grader import ROOT, course
+from tests.learner import DEVCOURSE, devcourse, learner_env, make_course_copy
 
 
 @pytest.fixture
@@ -33,3 +35,19 @@ def test_a_checked_notebook_cell_is_named_as_the_cell_not_the_grader_copy(folder
         assert (f"running the %%exercise cell of masked_mean in {notebook} failed before any check could start: "
                 "ValueError: not yet (line 3") in out.stdout
         assert ".devcourse" not in out.stdout and str(folder) not in out.stdout
+
+
+def test_piped_list_keeps_each_row_whole_on_one_line(folder):
+    # A console that is not a terminal is 80 columns wide: the current exercise's marker, a long name and a
+    # long status made rich cut the name and fold the row (issue 41).
+    longest = max(course.load(), key=lambda ex: len(ex.name))
+    assert devcourse(folder, "solution", longest.name, "--give-up").returncode == 0
+    assert devcourse(folder, "start", longest.name).returncode == 0
+    out = subprocess.run([str(DEVCOURSE), "list"], cwd=folder, env={**learner_env(), "COLUMNS": "80"}, text=True,
+                         capture_output=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    rows = [ln for ln in out.stdout.splitlines() if re.match(r"\| +\d+ \|", ln)]
+    assert [int(r.split("|")[1]) for r in rows] == [ex.number for ex in course.load()]
+    assert all(re.match(rf"\| +{ex.number} \| (> )?{ex.name} +\| {ex.chapter} +\|", row)
+               for ex, row in zip(course.load(), rows)), out.stdout
+    assert len({len(ln) for ln in out.stdout.splitlines() if ln.startswith(("|", "+"))}) == 1  # no row folded
