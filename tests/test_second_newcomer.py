@@ -51,3 +51,15 @@ def test_piped_list_keeps_each_row_whole_on_one_line(folder):
     assert all(re.match(rf"\| +{ex.number} \| (> )?{ex.name} +\| {ex.chapter} +\|", row)
                for ex, row in zip(course.load(), rows)), out.stdout
     assert len({len(ln) for ln in out.stdout.splitlines() if ln.startswith(("|", "+"))}) == 1  # no row folded
+
+
+def test_the_capstones_failure_names_the_rule_and_leaves_the_fixes_to_the_hints(folder):
+    # The first check of fit_standardized as shipped spelled out all three fixes before any hint (issue 41).
+    out = devcourse(folder, "check", "fit_standardized")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "Two operands of one operation are on different devices" in out.stdout
+    assert "registered buffers" in out.stdout  # the part's rule, which the statistics check names
+    for fix_text in ("x.to(device)", "device=", "torch.zeros or torch.ones"):
+        assert fix_text not in out.stdout, fix_text
+    hint = devcourse(folder, "hint", "fit_standardized", "2")
+    assert "x.to(device) returns a new tensor" in hint.stdout and "torch.zeros(n) is made on the CPU" in hint.stdout
