@@ -169,7 +169,7 @@ _CHECKS = str(Path(__file__).resolve().parent / "checks") + os.sep
 
 
 _cpu_limit = [0.0]
-_check_started = [0.0, 0.0]  # the clock and the process's CPU time when the check's limits were armed
+_check_started = [0.0, 0.0]  # the clock and the process's CPU time when the check's phase began
 
 #: Below this share of the clock spent computing, a check stopped by the clock was waiting, not looping: a
 #: wait burns almost nothing, and a loop gets more than this of a core on any machine short of 20 processes
@@ -284,6 +284,7 @@ def pytest_make_collect_report(collector):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
     _granted_skips.clear()
+    _check_started[:] = time.monotonic(), time.process_time()  # a stop in the call: the call's own CPU time
     outcome = yield
     if not _grading(item.config):
         return
