@@ -215,7 +215,7 @@ def test_the_source_notebook_holds_each_exercises_cells_in_order():
     test = nb.cells[11]
     assert _meta(test) == {"grade_id": "masked_mean-accelerator", "locked": True, "schema_version": 3,
                            "solution": False, "grade": True, "task": False, "points": 1.5}
-    assert test.source == (f"# masked_mean: {blocks.TITLES['accelerator']} (1.5 point(s))\n"
+    assert test.source == (f"# masked_mean: {blocks.short_title('accelerator')} (1.5 point(s))\n"
                            "from grader.classroom.kernel import require\n"
                            "require('masked_mean', 'accelerator', 'cpu')")
     explanation = nb.cells[8].source

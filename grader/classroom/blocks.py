@@ -148,8 +148,9 @@ def verdict(exercise: Exercise, results, required: tuple[str, ...]) -> tuple[boo
     return False, "\n".join([_wrapped(head, ""), *(_wrapped(ln, "  ") for ln in lines)])
 
 
-#: Columns of a test cell's verdict: nbgrader's feedback shows outputs unwrapped, in a page about this wide.
-VERDICT_WIDTH = 100
+#: Columns of a test cell's verdict: nbgrader's feedback shows an error unwrapped, after its name ("NotYet: "),
+#: in a page about a hundred columns wide.
+VERDICT_WIDTH = 90
 
 
 def _wrapped(text: str, indent: str) -> str:
