@@ -1,8 +1,10 @@
-"""What a second newcomer tripped over (issue 41, points 6 to 9), each driven through the real `devcourse`
-command in a copy of the course folder (tests/learner.py): how a checked notebook is named, `list` piped, the
-exit status of a declined reset, and the end-of-part messages. The rest of issue 41 is tested beside what it
-changed: the time limits' messages in tests/test_cli.py and tests/test_core_units.py, a capstone's prints in
-tests/test_cli.py, a notebook's check cell in tests/test_notebooks.py."""
+"""What a second newcomer tripped over (issue 41), driven through the real `devcourse` command in a copy of the
+course folder (tests/learner.py): how a checked notebook's cell is named, `list` piped, and what the capstone's
+first failure gives away. The rest of issue 41 is tested beside what it changed: the time limits' messages
+(tests/test_cli.py, tests/test_core_units.py), a capstone's prints and a declined reset (tests/test_cli.py), a
+notebook's check cell (tests/test_notebooks.py), the messages' chapters (tests/test_milestones.py), the
+classroom (tests/test_classroom.py, tests/test_classroom_units.py), the book (tests/book/test_built_book.py,
+tests/test_doctor_scripts.py)."""
 
 from __future__ import annotations
 
