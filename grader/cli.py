@@ -163,7 +163,7 @@ def check_all(args) -> int:
         print(json.dumps({"passed": passed, "recorded": args.device is None,
                           "exercises": [report.grade_json(g) for g in grades]}, indent=1))
         return 0 if passed else 1
-    console.print(report.summary_table(console, grades))
+    report.print_whole(console, report.summary_table(console, grades))
     if args.device is None:
         say_milestones([text for g in grades if g.passed for text in milestones.after_pass(prog, g.exercise)])
     n = sum(g.passed for g in grades)
@@ -207,7 +207,7 @@ def cmd_reset(args) -> int:
     if file.is_file() and not args.yes and not confirm(
             f"Restore {workspace.shown(file)} as shipped? Your changes to it will be lost."):
         _say("Nothing changed.")
-        return 1
+        return 0  # the learner's choice, not a failure: 1 is a failed check's status
     file.parent.mkdir(parents=True, exist_ok=True)
     file.write_text(shipped, encoding="utf-8")
     prog = Progress.load()

@@ -119,22 +119,53 @@ def once_per_leg(run: Callable):
     """For a grader whose checks all read one run of the learner's program (a capstone's training, an
     evaluation): `run(submission, device)` runs it, once per leg, for the first check that asks; every later
     check of that file and device gets what it returned, or the GradeFailure it raised (each check then fails
-    with the run's message). Keyed by file and device, since the submission fixture is made anew per check."""
+    with the run's message). Keyed by file and device, since the submission fixture is made anew per check.
+    What the run printed is printed again in each later check, so that a check that fails shows it too."""
     done: dict = {}
 
     @functools.wraps(run)
     def once(submission: Submission, device: torch.device):
         key = (submission.filename, str(device))
         if key not in done:
-            try:
-                done[key] = run(submission, device)
-            except GradeFailure as exc:
-                done[key] = exc
-        if isinstance(done[key], GradeFailure):
-            raise done[key]
-        return done[key]
+            with _printed() as printed:
+                try:
+                    done[key] = run(submission, device), printed
+                except GradeFailure as exc:
+                    done[key] = exc, printed
+        else:
+            sys.stdout.write("".join(done[key][1]))
+        result = done[key][0]
+        if isinstance(result, GradeFailure):
+            raise result
+        return result
 
     return once
+
+
+class _Tee:
+    """A stream that keeps a copy of what is written to it."""
+
+    def __init__(self, stream, copy: list[str]):
+        self._stream, self._copy = stream, copy
+
+    def write(self, text):
+        self._copy.append(str(text))
+        return self._stream.write(text)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def _printed():
+    """What is printed inside the block (sys.stdout and sys.stderr, in the order written), as it is printed."""
+    printed: list[str] = []
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Tee(out, printed), _Tee(err, printed)
+    try:
+        yield printed
+    finally:
+        sys.stdout, sys.stderr = out, err
 
 
 class Forward(NamedTuple):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import shlex
 
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.display import display
 
 from grader import course, milestones, report, targets, workspace
 from grader.progress import NOTEBOOK, Progress
@@ -127,6 +128,11 @@ class CourseMagics(Magics):
     @line_magic
     def devcourse(self, line: str):
         """%devcourse check NAME | hint NAME [N] | list | doctor [OPTIONS] [CELLS]"""
+        # Shown now rather than returned: a cell shows only its last line's value, and a check cell with a
+        # second command (a hint) showed the hint alone.
+        display(self._run(line))
+
+    def _run(self, line: str):
         words = shlex.split(line)
         if not words or words[0] not in ("check", "hint", "list", "doctor"):
             raise ValueError("usage: %devcourse check NAME, %devcourse hint NAME [N], %devcourse list or "

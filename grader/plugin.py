@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import time
 import traceback
 from pathlib import Path
 
@@ -168,6 +169,31 @@ _CHECKS = str(Path(__file__).resolve().parent / "checks") + os.sep
 
 
 _cpu_limit = [0.0]
+_check_started = [0.0, 0.0]  # the clock and the process's CPU time when the check's phase began
+
+#: Below this share of the clock spent computing, a check stopped by the clock was waiting, not looping: a
+#: wait burns almost nothing, and a loop gets more than this of a core on any machine short of 20 processes
+#: per core.
+BUSY_SHARE = 0.05
+
+
+def _stuck_message(config, cpu_limit_fired: bool) -> str:
+    """What a check stopped by a time limit says: true whichever limit fired, and a loop that computes is told
+    as such even when a busy machine let the clock's limit come first."""
+    clock_limit = config.getoption("timeout", None)
+    cpu_limit = config.getoption("cpu_timeout", None)
+    if cpu_limit_fired:
+        return (f"your code did not finish within {cpu_limit:g} s of CPU time: it kept computing. Look for a "
+                "loop that never ends.")
+    used = time.process_time() - _check_started[1]
+    elapsed = time.monotonic() - _check_started[0]
+    if used >= BUSY_SHARE * elapsed:
+        busy = (f", short of its {cpu_limit:g} s because other work kept the machine busy" if cpu_limit else "")
+        return (f"your code did not finish within {clock_limit:g} s on the clock, and it was computing: "
+                f"{used:.1f} s of CPU time{busy}. Look for a loop that never ends.")
+    return (f"your code did not finish within {clock_limit:g} s on the clock and used almost no CPU time "
+            f"({used:.1f} s): it was waiting. Look for a wait that never returns (a lock, a queue, a process that "
+            "never ends).")
 
 
 _TIMERS = hasattr(signal, "setitimer")  # not on Windows
@@ -175,6 +201,7 @@ _TIMERS = hasattr(signal, "setitimer")  # not on Windows
 
 def _arm_cpu_limit(config) -> None:
     """Each check may spend --cpu-timeout seconds of CPU time (grader.limits says why CPU and not the clock)."""
+    _check_started[:] = time.monotonic(), time.process_time()
     seconds = config.getoption("cpu_timeout", None)
     if seconds and _TIMERS:
         _cpu_limit[0] = seconds
@@ -187,15 +214,7 @@ def _learner_message(item, excinfo) -> str:
         return str(exc)
     text = exception_text(exc)
     if _timed_out(excinfo):
-        timeout = item.config.getoption("timeout", None)
-        cpu = item.config.getoption("cpu_timeout", None)
-        if cpu and "CPU time" not in text:  # the clock's limit: a wait that burned no CPU
-            return (f"your code did not finish within {cpu:g} s of work, nor in {timeout:g} s on the clock: look "
-                    "for a wait that never returns (a lock, a queue, a process that never ends).")
-        return (
-            f"your code did not finish within {cpu or timeout:g} s: look for a loop that never ends or a wait that "
-            "never returns."
-        )
+        return _stuck_message(item.config, "CPU time" in text)
     if type(exc) is pytest.fail.Exception:
         return text
     path = item.config.getoption("submission")
@@ -265,6 +284,7 @@ def pytest_make_collect_report(collector):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
     _granted_skips.clear()
+    _check_started[:] = time.monotonic(), time.process_time()  # a stop in the call: the call's own CPU time
     outcome = yield
     if not _grading(item.config):
         return

@@ -5,12 +5,15 @@ scripts, HTML for notebooks. The CLI (grader.cli), watch mode (grader.watch) and
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rich import box
 from rich.console import Console, Group
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -279,9 +282,18 @@ def verdict(console: Console, grade: Grade) -> Text:
                 style="bold red")
 
 
+def naming_the_file(grade: Grade, file_shown: str) -> Grade:
+    """The grade with its messages naming the graded file as the learner knows it: the grader names the file
+    it ran, an absolute path, and for a notebook's cell a copy under the state folder."""
+    graded = str(Path(grade.submission).resolve())
+    results = [dataclasses.replace(r, message=r.message.replace(graded, file_shown)) for r in grade.results]
+    return dataclasses.replace(grade, results=results)
+
+
 def print_grade(console: Console, grade: Grade, file_shown: str | None = None, hint_command: str | None = None):
     """The whole report of one check: the table, what the skips mean, each distinct failure once, the verdict."""
     file_shown = file_shown or workspace.shown(grade.submission)
+    grade = naming_the_file(grade, file_shown)
     console.print(grade_table(console, grade))
     for n, reason in enumerate(skip_reasons(grade), start=1):
         console.print(Text(f"[{n}] not run: {reason}", style="yellow"))
@@ -301,9 +313,11 @@ def print_grade(console: Console, grade: Grade, file_shown: str | None = None, h
 
 
 def grade_json(grade: Grade, file_shown: str | None = None) -> dict:
+    file_shown = file_shown or workspace.shown(grade.submission)
+    grade = naming_the_file(grade, file_shown)
     return {
         "exercise": grade.exercise.name,
-        "file": file_shown or workspace.shown(grade.submission),
+        "file": file_shown,
         "passed": grade.passed,
         "points": grade.exercise.points if grade.passed else 0,
         "legs": grade.legs(),
@@ -355,6 +369,21 @@ def status_label(prog, name: str) -> str:
     return prog.status(name) + (f" ({', '.join(notes)})" if notes else "")
 
 
+def print_whole(console: Console, table: Table) -> None:
+    """A table that is read by a program or a file when piped: there, one line per row whatever its width
+    (a console that is not a terminal is 80 columns wide, and rich would cut names and fold rows to fit)."""
+    if console.is_terminal or console.record:
+        console.print(table)
+        return
+    natural = Measurement.get(console, console.options.update(max_width=10_000), table).maximum
+    width = console.width
+    console.width = max(width, natural)  # print's own width= cannot exceed the console's
+    try:
+        console.print(table)
+    finally:
+        console.width = width
+
+
 def print_list(console: Console, prog, nxt: course.Exercise | None) -> None:
     table = Table(box=_box(console), header_style="bold")
     for col in ("#", "exercise", "chapter", "points", "status"):
@@ -368,7 +397,7 @@ def print_list(console: Console, prog, nxt: course.Exercise | None) -> None:
             name.append(" " + _sym(console, "★", "*"), style="magenta")
         table.add_row(str(ex.number), name, ex.chapter, str(ex.points),
                       Text(label, style=STATUS_STYLE.get(status, "")))
-    console.print(table)
+    print_whole(console, table)
     console.print(Text(f"{_sym(console, '★', '*')} a capstone: several bugs of its part of the book in one program",
                        style="dim"))
     done, total, earned, points = prog.totals()

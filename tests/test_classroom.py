@@ -215,8 +215,9 @@ def autograde_flags() -> list[str]:
 def classroom(tmp_path_factory):
     """The whole loop, once; returns its folders and outputs."""
     base = tmp_path_factory.mktemp("classroom")
-    root, exchange, homes = base / "course", base / "exchange", base / "homes"
-    exchange.mkdir()
+    # The exchange is the course folder's own (its generated nbgrader_config.py), as for a trial on one machine:
+    # the instructor's commands find it there, a learner's name it (book/instructors.md).
+    root, exchange, homes = base / "course", base / "course" / "exchange", base / "homes"
     out = {"root": root, "exchange": exchange, "base": base}
     xflag = f"--Exchange.root={exchange}"
 
@@ -226,7 +227,7 @@ def classroom(tmp_path_factory):
     nbgrader("generate_assignment", ASSIGNMENT, cwd=root)
     out["validate_source"] = nbgrader("validate", f"source/{ASSIGNMENT}/{NOTEBOOK}", cwd=root, check=False)
     out["validate_release"] = nbgrader("validate", f"release/{ASSIGNMENT}/{NOTEBOOK}", cwd=root, check=False)
-    nbgrader("release_assignment", ASSIGNMENT, xflag, cwd=root)
+    nbgrader("release_assignment", ASSIGNMENT, cwd=root)
 
     fetched = homes / "_fetch"
     fetched.mkdir(parents=True)
@@ -249,7 +250,7 @@ def classroom(tmp_path_factory):
 
     with ThreadPoolExecutor(4) as pool:  # each learner submits from a home of their own
         list(pool.map(submit, LEARNERS))
-    nbgrader("collect", ASSIGNMENT, xflag, cwd=root)
+    nbgrader("collect", ASSIGNMENT, cwd=root)
     shutil.copytree(root, ours, dirs_exist_ok=True)  # the honest class, next to the attacks already there
     shutil.copytree(root, base / "course-dask")
     # The endless learner's loop is stopped after this per-check limit instead of the course's 20 s.
@@ -258,6 +259,9 @@ def classroom(tmp_path_factory):
     out["ours"] = run(sys.executable, "-m", "grader.classroom", "autograde", ASSIGNMENT, "--root", ours,
                       *autograde_flags(), cwd=ROOT, env=limit)
     out["ours_root"] = ours
+    # Run again from inside the course folder, as the guide says, without force: nothing is graded again.
+    out["again"] = run(BIN / "devcourse", "classroom", "autograde", ASSIGNMENT, "--no-force", *autograde_flags(),
+                       cwd=ours)
     nbgrader("generate_feedback", ASSIGNMENT, cwd=ours)
     nbgrader("export", cwd=ours)
     yield out
@@ -303,6 +307,17 @@ def test_released_files_hold_no_solution_and_say_how_to_check_in_the_notebook(cl
             assert cell(nb, b.grade_id).source == cell(src, b.grade_id).source
 
 
+def test_the_generated_exchange_is_the_course_folders_and_no_force_grades_nothing_twice(classroom):
+    # release_assignment and collect ran without --Exchange.root: the generated config's exchange
+    assert (classroom["root"] / "exchange" / EXCHANGE_COURSE / "outbound" / ASSIGNMENT / NOTEBOOK).is_file()
+    assert sorted(p.name for p in (classroom["root"] / "submitted").iterdir()) == sorted(HONEST)
+    again = classroom["again"]
+    assert again.returncode == 0, again.stdout + again.stderr
+    said = " ".join(again.stdout.split())
+    assert f"Skipping {len(LEARNERS)} submission(s) already autograded" in said
+    assert f"Nothing to autograde for {ASSIGNMENT}" in said and "Grading" not in said
+
+
 def test_stock_autograde_reports_no_changed_cell_for_honest_submissions(classroom):
     # Hidden test parts made nbgrader report every released test cell as changed ("Attribute 'checksum' ...").
     assert "has changed" not in classroom["stock"].stdout + classroom["stock"].stderr
@@ -344,6 +359,9 @@ def test_the_autograded_notebook_and_the_feedback_show_the_engines_report(classr
     assert "does not move data back and forth" in report_out.data["text/plain"]
     (copies,) = cell(nb, "masked_mean-copies").outputs
     assert copies.output_type == "error" and "does not pass yet" in copies.evalue
+    # which required block failed and which passed, in lines that fit the feedback page (issue 41)
+    assert "Failed: no needless copies or round trips. Passed: right on the CPU." in " ".join(copies.evalue.split())
+    assert max(len(line) for line in copies.evalue.splitlines()) <= blocks.VERDICT_WIDTH
     (accel,) = cell(nb, "masked_mean-accelerator").outputs
     assert accel.output_type == "stream" and "✓" in accel.text
     feedback = (classroom["ours_root"] / "feedback" / "partly" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
@@ -409,8 +427,9 @@ def test_a_warning_in_the_grading_reaches_no_stderr_and_a_failure_still_raises(m
     kernel.require("noise_batch", "accelerator", "cpu", fresh=True)
     assert capfd.readouterr().err == ""
     monkeypatch.setattr(kernel, "_history", lambda: [f"%%answer noise_batch\n{source.broken_code(NB)}"])
-    with pytest.raises(kernel.NotYet, match="pass device= to the function that creates it"):
+    with pytest.raises(kernel.NotYet) as failed:
         kernel.require("noise_batch", "accelerator", "cpu", fresh=True)
+    assert "pass device= to the function that creates it" in " ".join(str(failed.value).split())  # lines folded
     assert capfd.readouterr().err == ""
 
 

@@ -215,7 +215,7 @@ def test_the_source_notebook_holds_each_exercises_cells_in_order():
     test = nb.cells[11]
     assert _meta(test) == {"grade_id": "masked_mean-accelerator", "locked": True, "schema_version": 3,
                            "solution": False, "grade": True, "task": False, "points": 1.5}
-    assert test.source == (f"# masked_mean: {blocks.TITLES['accelerator']} (1.5 point(s))\n"
+    assert test.source == (f"# masked_mean: {blocks.short_title('accelerator')} (1.5 point(s))\n"
                            "from grader.classroom.kernel import require\n"
                            "require('masked_mean', 'accelerator', 'cpu')")
     explanation = nb.cells[8].source
@@ -273,7 +273,8 @@ def test_the_self_check_report_is_devcourse_checks_report():
                                                      trace=((3, "masked_mean", "return x.cpu()"),)))
     text = report.plain(failing)
     assert report._shared() is shared
-    assert "result on the CPU, not sim:0" in text and "devcourse hint masked_mean" in text
+    assert "result on the CPU, not sim:0" in text and "devcourse hint" not in text  # a terminal command
+    assert f"Stuck? {report.stuck(MM)}" in text and "Tensors created inside forward" in report.stuck(MM)
     assert "Traceback in the answer cell" in text and "return x.cpu()" in text
     assert "\x1b[" not in text
     html = report.html(failing)
@@ -293,7 +294,7 @@ def test_without_the_shared_renderer_the_report_is_the_older_table(monkeypatch):
     header = text.splitlines()[1]
     assert [w for w in header.replace("|", " ").replace("┃", " ").split()] == ["check", "device", "result"]
     assert "runs on the device of its inputs" in text and "test_runs" not in text
-    assert text.rstrip().endswith("Not yet. Stuck? devcourse hint masked_mean")
+    assert text.rstrip().endswith(f"Not yet. Stuck? {report.stuck(MM)}")
     passing = report.plain(grade_of(MM, *PASSING))
     assert passing.rstrip().endswith(f"✓ masked_mean passes on cpu, sim:0. {MM.points} point(s).")
     html = report.html(grade_of(MM, *FAILING))
@@ -326,7 +327,7 @@ def test_without_grader_report_the_self_check_falls_back_to_its_own_table(monkey
     monkeypatch.delattr(grader, "report")
     monkeypatch.setitem(sys.modules, "grader.report", None)  # no grader.report at all
     assert report._shared() is None
-    assert "Not yet. Stuck? devcourse hint masked_mean" in report.plain(grade_of(MM, *FAILING))
+    assert f"Not yet. Stuck? {report.stuck(MM)}" in report.plain(grade_of(MM, *FAILING))
 
 
 def test_shown_as_text_outside_a_notebook(capsys):
@@ -865,6 +866,20 @@ def test_autograde_puts_each_submissions_grade_in_the_gradebook_and_regrades_a_r
     assert _RecordedClassGrades.made[-1].jobs == 3
     assert _scores(course_root, "bob")["masked_mean-accelerator"] == 1
     assert "3 at once" in " ".join(capsys.readouterr().out.split())
+    # without force, what was autograded is neither graded by the engine nor converted again (issue 41: it
+    # re-graded everything); a submission newer than its autograded copy is
+    made = len(_RecordedClassGrades.made)
+    assert autograde.autograde(course_root, "a1", force=False, progress=False) == []
+    assert len(_RecordedClassGrades.made) == made
+    assert "Skipping 3 submission(s) already autograded" in " ".join(capsys.readouterr().out.split())
+    for student, stamp in (("ann", "2026-01-05 10:00:00.000000 UTC"), ("bob", "2026-01-05 10:00:00.000000 UTC")):
+        (course_root / "autograded" / student / "a1" / "timestamp.txt").write_text(stamp)
+    _submit(course_root, "ann", "%%answer masked_mean\nann's second fix")
+    (course_root / "submitted" / "ann" / "a1" / "timestamp.txt").write_text("2026-01-06 10:00:00.000000 UTC")
+    results = autograde.autograde(course_root, "a1", force=False, progress=False)
+    assert [r["student"] for r in results] == ["ann"] and results[0]["success"], results
+    assert [code for _, code in _RecordedClassGrades.made[-1].started] == [
+        "# the answer cell of masked_mean\nann's second fix\n"]
 
 
 def test_one_submission_is_autograded_for_a_student_not_yet_in_the_gradebook_and_again_when_resubmitted(course_root, monkeypatch):

@@ -281,10 +281,10 @@ def test_reset_restores_the_shipped_file_after_asking(folder, capsys, monkeypatc
     fix(folder, FIRST.name)
     Progress.load().record_check(FIRST, True)
     code, out = run(capsys, "reset", FIRST.name, stdin="n\n", monkeypatch=monkeypatch)
-    assert code == 1 and "Nothing changed." in out and f"Restore exercises/{FIRST.path} as shipped?" in out
+    assert code == 0 and "Nothing changed." in out and f"Restore exercises/{FIRST.path} as shipped?" in out
     assert file.read_text() == FIRST.solution_file.read_text()
     code, out = run(capsys, "reset", FIRST.name, stdin="", monkeypatch=monkeypatch)  # end of input: no
-    assert code == 1 and file.read_text() == FIRST.solution_file.read_text()
+    assert code == 0 and file.read_text() == FIRST.solution_file.read_text()
     code, out = run(capsys, "reset", FIRST.name, stdin="yes\n", monkeypatch=monkeypatch)
     assert code == 0 and f"Restored exercises/{FIRST.path} as shipped (with its bug); its status is cleared." in out
     assert file.read_text() == workspace.shipped_source(FIRST)

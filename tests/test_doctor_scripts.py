@@ -155,3 +155,12 @@ def test_the_books_notes_quote_what_the_doctor_says(results, page):
         assert (code, int(line), level.lower()) in found, f"{page} quotes {code} at {script}:{line}"
         source = (SCRIPTS / script).read_text().splitlines()[int(line) - 1].strip()
         assert f"{line:>4} | {source}" in note
+    # Each quoted finding's message lines are the doctor's own, in order, and whole: a quote that stopped at
+    # "Choose the device once, for every accelerator:" left out the code it introduces (issue 41).
+    for block in re.findall(r"^((?:ERROR|WARNING|NOTE) tests/doctor/.*?)(?=^\S|\Z)", note, re.M | re.S):
+        _, script, line, code = QUOTED.match(block).groups()
+        finding = next(f for f in results[script]["findings"] if (f["code"], f["line"]) == (code, int(line)))
+        quoted = [ln for ln in block.splitlines()[2:] if ln.strip()]
+        said = ["    " + ln for ln in finding["message"].splitlines()]
+        assert quoted == said[:len(quoted)], f"{page}: the quote of {code} at {script}:{line} is not the doctor's"
+        assert not quoted[-1].rstrip().endswith(":"), f"{page}: the quote of {code} stops before what it introduces"

@@ -279,8 +279,14 @@ def test_a_verdict_names_each_failed_check_once_or_the_blocks_that_pass():
     passed, text = blocks.verdict(MM, bad, ("accelerator", "cpu"))
     title = plain.removeprefix("test_").replace("_", " ")
     assert not passed
-    assert text == (f"masked_mean does not pass yet (right on an accelerator; right on the CPU):\n"
-                    f"  {title} on sim:1: on sim:1: wrong")
+    assert " ".join(text.split()) == ("masked_mean does not pass yet. This test cell requires: right on an "
+                                      "accelerator; right on the CPU. Failed: right on an accelerator. Passed: right "
+                                      f"on the CPU. {title} on sim:1: on sim:1: wrong")  # which failed (issue 41)
+    assert text.splitlines()[-1] == f"  {title} on sim:1: on sim:1: wrong"
+    assert max(len(line) for line in text.splitlines()) <= blocks.VERDICT_WIDTH
+    cpu_broken = [result(plain, "cpu", "failed", "wrong on the CPU"), result(plain, "sim:0")]
+    assert "Failed: right on the CPU. Passed: right on an accelerator." in " ".join(
+        blocks.verdict(MM, cpu_broken, ("accelerator", "cpu"))[1].split())
     passed, text = blocks.verdict(MM, bad, ("copies",))
     assert text.endswith("  does not move data back and forth on sim:1: 2 copies")
     assert blocks.short_title("accelerator") == "right on an accelerator"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pexpect
 import pytest
@@ -169,3 +170,16 @@ def test_watch_greets_on_its_first_screen_and_ends_a_part(folder):
     child.expect(pexpect.EOF)
     assert first_line(course.message("welcome")) not in screen.getvalue()  # once only
     assert progress(folder)["milestones"] == [f"part:{part.caption}"]
+
+
+def test_every_chapter_and_part_a_message_names_is_in_the_book():
+    # The end-of-part messages named chapters that do not exist ("Data loading", "Asynchrony": issue 41).
+    # A message names a part by its caption, a chapter by its title (its page's heading), both in quotes.
+    captions = [caption for caption, _ in course.book_parts()]
+    titles = [book_links.page_title(page) for _, pages in course.book_parts() for page in pages]
+    texts = [course.message("welcome"), course.message("finished"), *(part.done for part in course.parts())]
+    named = [name for text in texts for name in re.findall(r'"([^"]+)"', text)]
+    chapters = [name for text in texts for name in re.findall(r'chapter "([^"]+)"', text)]
+    assert len(chapters) >= 4 and set(chapters) <= set(titles), sorted(set(chapters) - set(titles))
+    book_title = book_links.page_title("intro")
+    assert not set(named) - {*captions, *titles, book_title}, sorted(set(named) - {*captions, *titles, book_title})

@@ -82,6 +82,14 @@ def test_a_notebook_in_a_fresh_kernel(tmp_path):
         line = next(i for i, ln in enumerate(exercise.source.splitlines(), 1) if "mask = positions" in ln)
         assert f"line {line}, in masked_mean" in html  # the cell's own line numbers (line 1: %%exercise)
 
+        shipped = check.source  # its second line, uncommented: both commands show (issue 41)
+        check.source = shipped.replace("# stuck? %devcourse hint", "%devcourse hint")
+        assert check.source.splitlines()[1] == f"%devcourse hint {ex.name}"
+        client.execute_cell(check, 3)
+        assert "does not pass yet" in check.outputs[0].data["text/html"]
+        assert len(check.outputs) == 2 and "Hint 1 of" in outputs_text(check), outputs_text(check)
+        check.source = shipped
+
         exercise.source = f"%%exercise {ex.name}\n" + ex.solution_file.read_text()
         client.execute_cell(exercise, 2)
         client.execute_cell(check, 3)

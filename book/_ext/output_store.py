@@ -74,6 +74,21 @@ def merge(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     for cell, key in zip(cells, cell_keys([c.source for c in cells])):
         rec = records.get(key)
         if rec is not None:
-            cell.outputs = [nbformat.from_dict(o) for o in rec["outputs"]]
+            cell.outputs = [nbformat.from_dict(o) for o in joined_streams(rec["outputs"])]
             cell.execution_count = rec.get("execution_count")
     return nb
+
+
+def joined_streams(outputs: list[dict]) -> list[dict]:
+    """Consecutive outputs of one stream as one output, their texts joined as written. A print can arrive in
+    two outputs ("b: ", then the tensor); myst-nb's nb_merge_streams ends each part with a newline when it
+    merges them, which split the printed line in two."""
+    joined: list[dict] = []
+    for out in outputs:
+        last = joined[-1] if joined else None
+        if (out.get("output_type") == "stream" and last is not None and last.get("output_type") == "stream"
+                and last.get("name") == out.get("name")):
+            joined[-1] = {**last, "text": last["text"] + out["text"]}
+        else:
+            joined.append(out)
+    return joined

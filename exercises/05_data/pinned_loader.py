@@ -11,7 +11,8 @@ asked to be non-blocking, so that Python can queue the model's work while a batc
 Every batch arrives, but on a GPU the copies gain nothing: the loader returns batches in ordinary (pageable)
 memory, and a copy from pageable memory cannot run asynchronously; the driver first copies the batch into a
 pinned staging buffer, on the calling thread. Fix it so that the loader returns batches in pinned memory
-when the data goes to an accelerator, and each batch is copied from there with non_blocking=True.
+when the data goes to an accelerator (and only then: for the CPU there is nothing to pin for), and each
+batch is copied from there with non_blocking=True.
 
 Check your fix with:  devcourse check pinned_loader
 """

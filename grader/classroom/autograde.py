@@ -115,6 +115,18 @@ def start_gradings(root: Path, assignment: str, students: list[str], grades) -> 
     return grades.submit_all(found)  # all at once: the answers of one exercise are graded in batches
 
 
+def needs_autograding(root: Path, assignment: str, student: str) -> bool:
+    """Whether nbgrader's converter, without --force, would autograde the submission (its rule: a notebook
+    not autograded yet, or a submission newer than its autograded copy); the engine grades only those."""
+    _, coursedir = _api(root)
+    submitted = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
+    autograded = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment))
+    if any(not (autograded / nb.name).is_file() for nb in submitted.glob("*.ipynb")):
+        return True
+    new, old = coursedir.get_existing_timestamp(str(submitted)), coursedir.get_existing_timestamp(str(autograded))
+    return new is not None and old is not None and new > old
+
+
 def autograde_one(root: str, assignment: str, student: str, force: bool = True) -> dict:
     """One submission: nbgrader's Autograde converter, with the engine's grading in place of the kernel."""
     start = time.monotonic()
@@ -138,6 +150,14 @@ def autograde(root: Path, assignment: str, students: list[str] | None = None, wo
     students = students or submitted_students(root, assignment)
     if not students:
         raise FileNotFoundError(f"no submissions of {assignment} under {root / 'submitted'}")
+    if not force:
+        done = [s for s in students if not needs_autograding(root, assignment, s)]
+        if done:
+            console.print(f"Skipping {len(done)} submission(s) already autograded and not submitted again since "
+                          f"(--no-force): {', '.join(done)}.")
+        students = [s for s in students if s not in done]
+        if not students:
+            return []
     create_students(root, students)
     if scheduler:
         console.print(f"Grading {len(students)} submission(s) on the Dask cluster at {scheduler}.")

@@ -20,6 +20,7 @@ a fix that breaks what worked earns nothing. An untouched notebook therefore sco
 from __future__ import annotations
 
 import ast
+import textwrap
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -132,9 +133,29 @@ def verdict(exercise: Exercise, results, required: tuple[str, ...]) -> tuple[boo
     what = [short_title(b) for b in required]
     if not failed:
         return True, f"{exercise.name}: " + ", ".join(what) + " ✓"
+    v = verdicts(exercise, results)
+    failing = [b for b in required if v.get(None) or b not in v or v[b]]
+    passing = [b for b in required if b not in failing]
+    head = (f"{exercise.name} does not pass yet. This test cell requires: {'; '.join(what)}. "
+            f"Failed: {'; '.join(short_title(b) for b in failing)}.")
+    if passing:
+        head += f" Passed: {'; '.join(short_title(b) for b in passing)}."
     lines, seen = [], set()
     for r in failed:
         if r.message not in seen:
             seen.add(r.message)
-            lines.append(f"  {r.check.removeprefix('test_').replace('_', ' ')} on {r.leg}: {r.message}")
-    return False, f"{exercise.name} does not pass yet ({'; '.join(what)}):\n" + "\n".join(lines)
+            lines.append(f"{r.check.removeprefix('test_').replace('_', ' ')} on {r.leg}: {r.message}")
+    return False, "\n".join([_wrapped(head, ""), *(_wrapped(ln, "  ") for ln in lines)])
+
+
+#: Columns of a test cell's verdict: nbgrader's feedback shows an error unwrapped, after its name ("NotYet: "),
+#: in a page about a hundred columns wide.
+VERDICT_WIDTH = 90
+
+
+def _wrapped(text: str, indent: str) -> str:
+    """`text` folded to VERDICT_WIDTH under `indent`: its first line there, the rest two spaces further in."""
+    first, *rest = text.splitlines() or [""]
+    fill = lambda line, at: textwrap.fill(line, VERDICT_WIDTH, initial_indent=at, subsequent_indent=indent + "  ",
+                                          break_long_words=False, break_on_hyphens=False)
+    return "\n".join([fill(first, indent), *(fill(line, indent + "  ") for line in rest)])

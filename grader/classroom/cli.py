@@ -53,6 +53,9 @@ def cmd_autograde(args) -> int:
     except (FileNotFoundError, DaemonError) as exc:
         console.print(f"[red]{exc}[/red]")
         return 2
+    if not results:  # --no-force, and every submission was autograded already
+        console.print(f"Nothing to autograde for {args.assignment}: drop --no-force to grade them all again.")
+        return 0
     failed = [r for r in results if not r["success"]]
     for r in failed:
         console.print(f"[red]✗ {r['student']}[/red]: nbgrader could not autograde the submission:\n{r['error'] or r['log']}")
@@ -79,6 +82,6 @@ def add_parser(sub) -> argparse.ArgumentParser:
     a.add_argument("--scheduler", help="address of a running Dask scheduler (a cluster): one task per submission")
     a.add_argument("--unisolated", action="store_true",
                    help="grade even where the grading workers cannot be isolated by the operating system")
-    a.add_argument("--no-force", action="store_true", help="skip submissions already autograded")
+    a.add_argument("--no-force", action="store_true", help="skip submissions already autograded and not submitted again since")
     a.set_defaults(func=cmd_autograde)
     return p

@@ -1,6 +1,7 @@
 """`devcourse classroom generate DIR`: a complete nbgrader course folder from course.toml and _toc.yml.
 
     DIR/nbgrader_config.py                       the course's nbgrader configuration (edit it freely)
+    DIR/exchange/                                nbgrader's exchange for a trial on one machine (the config's)
     DIR/source/<assignment>/<assignment>.ipynb    one assignment (one notebook) per part of the book, or per
                                                  chapter with per_chapter
 
@@ -35,6 +36,12 @@ from grader.classroom.release import ReleaseBrokenCode
 c = get_config()  # noqa: F821 - provided by nbgrader
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.course_id = {course_id!r}
+# nbgrader's exchange, where release_assignment puts an assignment, learners fetch it and submit, and collect
+# finds the submissions: a folder of this course, for a trial on one machine (a learner's nbgrader commands,
+# run elsewhere, name it with --Exchange.root). Without this line nbgrader uses a system-wide folder,
+# /usr/local/share/nbgrader/exchange. On a JupyterHub, set one exchange for the whole hub instead, in a
+# system-wide nbgrader_config.py, and remove this line (the instructors' guide says how).
+c.Exchange.root = os.path.join(c.CourseDirectory.root, "exchange")
 # A large course: a Postgres gradebook, e.g.
 # c.CourseDirectory.db_url = "postgresql://nbgrader:PASSWORD@db-host/device_course"
 
@@ -107,6 +114,7 @@ def generate(folder: Path, per_chapter: bool = False, only: list[str] | None = N
     split = split_points(exercises)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "nbgrader_config.py").write_text(CONFIG.format(course_id=course_id, timeout=timeout), encoding="utf-8")
+    (folder / "exchange").mkdir(exist_ok=True)  # nbgrader's exchange must exist before release_assignment
     written = []
     for assignment, title, groups in plan:
         path = folder / "source" / assignment / f"{assignment}.ipynb"

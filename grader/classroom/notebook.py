@@ -74,7 +74,7 @@ def exercise_cells(ex: Exercise, blocks: list[blocks_mod.Block]) -> list:
         args = ", ".join(repr(x) for x in (ex.name, *b.requires))
         # No hidden part: `devcourse classroom autograde` grades the answer cells with the engine and never runs
         # this cell; a hidden part would only make nbgrader report every released test cell as changed.
-        text = (f"# {ex.name}: {blocks_mod.TITLES[b.name]} ({b.points:g} point(s))\n"
+        text = (f"# {ex.name}: {blocks_mod.short_title(b.name)} ({b.points:g} point(s))\n"
                 f"from grader.classroom.kernel import require\nrequire({args})")
         cells.append(new_code_cell(text, id=b.grade_id, metadata=_nb("tests", b.grade_id, b.points)))
     return cells

@@ -46,13 +46,24 @@ def _fallback(console: Console, grade: Grade) -> None:
     if grade.passed:
         console.print(f"[green]✓ {ex.name} passes on {', '.join(grade.legs())}.[/green] {ex.points} point(s).")
     else:
-        console.print(f"Not yet. Stuck? [bold]devcourse hint {ex.name}[/bold]")
+        console.print(f"Not yet. Stuck? {escape(stuck(ex))}")
+
+
+def stuck(ex) -> str:
+    """Where a learner of the class finds help: the book's section on the bug. An assignment has no hints,
+    and `devcourse hint` is a terminal command of the course's own folder, which a class's learner lacks."""
+    from grader import book_links
+
+    if not ex.explained_in:
+        return "the book's chapter on the exercise explains the bug."
+    page, _ = book_links.split(ex)
+    return f"the book explains the bug in \"{book_links.section_title(ex)}\" ({book_links.page_title(page)})."
 
 
 def render(console: Console, grade: Grade) -> None:
     shared = _shared()
     if shared is not None:
-        shared.print_grade(console, grade, SHOWN_AS, hint_command=f"devcourse hint {grade.exercise.name}")
+        shared.print_grade(console, grade, SHOWN_AS, hint_command=stuck(grade.exercise))
     else:
         _fallback(console, grade)
 

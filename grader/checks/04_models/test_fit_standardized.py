@@ -49,10 +49,10 @@ def explain(exc: GradeFailure, device) -> str:
     text = str(exc)
     why = []
     if "same device" in text or "to be on" in text or "device" in text and "Expected" in text:
+        # The rule and the question, not the three fixes: the hints give them one level at a time.
         why.append(f"Two operands of one operation are on different devices ({RULE}). Which of them is still on "
-                   "the CPU? model.to(device) moves parameters and registered buffers only; x.to(device) returns "
-                   "a moved tensor and leaves x where it was; a tensor made by torch.zeros or torch.ones is made on "
-                   "the CPU unless it is given device=.")
+                   "the CPU, and where was it made or moved? Only what your code puts on the device is there: "
+                   "model.to(device) moves the model's parameters and registered buffers, and nothing else.")
     return "\n".join([text, *why])
 
 

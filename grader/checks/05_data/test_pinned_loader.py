@@ -1,8 +1,9 @@
 """Grader for pinned_loader: batches bound for an accelerator come out of the DataLoader pinned
 (pin_memory=True) and are copied with non_blocking=True. Every copy from the CPU to the device is recorded
 (its source pinned or not, blocking or not) by a dispatch mode, the same way on CUDA and on the simulator;
-the CPU leg checks the values only, as there is nothing to pin for there. device_batches must not make the
-host wait for the device (no copy back, no read of a device value, no synchronize()), or nothing overlaps."""
+the CPU leg checks the values, and that the loader does not pin, as there is nothing to pin for there.
+device_batches must not make the host wait for the device (no copy back, no read of a device value, no
+synchronize()), or nothing overlaps."""
 
 import random
 
@@ -90,7 +91,7 @@ def test_loader_returns_pinned_batches(submission, device):
     features, labels, bs = data()
     loader = loader_for(submission, device, features, labels, bs)
     if device.type == "cpu":
-        return  # nothing to pin for: pinning or not is the learner's choice here
+        return not_pinned_for_the_cpu(submission, loader)
     with running("next(iter(loader))", submission):
         x, y = next(iter(loader))
     if x.is_pinned() and y.is_pinned():
@@ -100,6 +101,24 @@ def test_loader_returns_pinned_batches(submission, device):
              f"batches are in pageable memory, and a copy to {device} from there cannot run asynchronously. "
              f"To fix it, {PIN}.")
     fail(f"the batches of make_loader's DataLoader are not in pinned memory: {PIN}.")
+
+
+def not_pinned_for_the_cpu(submission, loader):
+    """The docstring asks for pinned batches only when the data goes to an accelerator: for the CPU there is
+    nothing to pin for, and pinning takes page-locked memory from the system and copies every batch once more
+    (without an accelerator, the DataLoader only warns). Asked of the loader's setting, so that it fails alike
+    on a machine without an accelerator, where a loader pins nothing whatever it is told."""
+    cpu_only = ("make_loader(features, labels, 'cpu') built a DataLoader that pins its batches, though the data "
+                "stays on the CPU: pin only when the data goes to an accelerator, as the docstring asks "
+                "(pin_memory=torch.device(device).type != \"cpu\"). For the CPU, pinned memory gains nothing and "
+                "takes page-locked memory from the whole system.")
+    if getattr(loader, "pin_memory", False):
+        fail(cpu_only)
+    if torch.accelerator.is_available():  # a collate_fn that pins: only where pinning is possible at all
+        with running("next(iter(loader))", submission):
+            batch = next(iter(loader))
+        if any(isinstance(t, torch.Tensor) and t.is_pinned() for t in batch):
+            fail(cpu_only)
 
 
 def test_copies_are_queued_from_pinned_memory(submission, device):

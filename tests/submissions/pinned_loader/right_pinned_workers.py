@@ -1,5 +1,5 @@
-"""Always pins (the loader only warns on a machine without an accelerator), with a worker process and a
-pinning thread, and copies through a small helper."""
+"""Pins for an accelerator only, with a worker process and a pinning thread, and copies through a small
+helper."""
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
@@ -7,7 +7,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 def make_loader(features, labels, device, batch_size=64):
     return DataLoader(TensorDataset(features, labels), batch_size=batch_size, shuffle=False,
-                      num_workers=1, pin_memory=True)
+                      num_workers=1, pin_memory=torch.device(device).type != "cpu")
 
 
 def _to(t, device):
