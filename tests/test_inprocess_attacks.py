@@ -166,20 +166,22 @@ def test_reading_the_process_memory_for_the_token_is_refused(tmp_path):
     refused(g, "opening /proc/self/mem")
 
 
-# Every object reachable from pytest and the worker's module by attributes, containers, closures and bound methods (what needs
+# Every object reachable from pytest.mark and the worker's module by attributes, containers, closures and bound methods (what needs
 # no audited route): a 32-hex string may be the channel's token, a function named send the channel itself
 # (pytest.mark._config leads to pytest's config, its plugins and the channel's reporter). Forged records for
 # every check, then the real channel silenced (its descriptors pointed at /dev/null), so that the worker ends
 # normally with the exit code the zygote chose (before this issue, that passed every check).
 TOKEN_HUNT = """
+import collections
 import json
 import os
 import re
 
-_seen, _todo, _tokens, _senders = set(), [_modules["pytest"], _modules["__main__"]], set(), []
+_seen, _tokens, _senders = set(), set(), []
+_todo = collections.deque([_get(_modules["pytest"], "mark"), _modules["__main__"]])
 _function = type(_wrong)
-while _todo and len(_seen) < 100000:
-    _o = _todo.pop()
+while _todo and len(_seen) < 100000 and not _senders:
+    _o = _todo.popleft()
     if id(_o) in _seen:
         continue
     _seen.add(id(_o))
