@@ -48,9 +48,9 @@ def check_source(source: str, display_name: str) -> None:
     found = scan(source, display_name)
     if found:
         raise IntegrityError(
-            f"{display_name} reaches for the grader's own machinery, which a fix never needs; it was not "
-            "graded:\n  " + "\n  ".join(found)
-            + "\nRemove these lines (print() and the error messages are all you need to debug a device bug).")
+            f"{display_name} was not graded: the grader does not run these constructs (it runs learner code "
+            "inside its own process, so it allows only what it can check):\n  " + "\n  ".join(found)
+            + "\nWrite these lines another way; print() and the error messages are all a device bug needs.")
 
 
 def _guarded_namespaces() -> list[tuple[str, object]]:
