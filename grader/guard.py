@@ -95,7 +95,8 @@ def _asker(frame) -> tuple[str, object]:
     the innermost frame (the one that called into C)."""
     first = frame
     while frame is not None:
-        kind = _kind(frame.f_code.co_filename)
+        code = frame.f_code
+        kind = _LIBRARY if id(code) in _library_made else _kind(code.co_filename)
         if kind != _STANDARD:
             return kind, first
         frame = frame.f_back
@@ -159,20 +160,25 @@ def _on_exec(args) -> None:
     importing = bool(filename) and _installed(filename)  # an import of an installed module
     if _learner_asked(standard_ok=_MAKE_CODE, importing=importing):
         _refuse("running a code object (exec or eval)", _RUN_TEXT)
-    if not importing and _learner_asked(importing=False):  # made for the learner by a standard code generator
-        _remember(code)
+    if importing:
+        return
+    # made for the learner by a standard code generator, or by a library for itself (dynamo's guards, fx's
+    # GraphModules: their file names, '<string>', '<eval_with_key>.3', are no path)
+    _remember(code, generated if _learner_asked() else _library_made)
 
 
 #: Code objects the standard library generated for the learner's code (namedtuple's __new__, a dataclass's
 #: __init__), by id, with the objects kept alive: grader.submission accepts them as the file's own.
 generated: dict[int, object] = {}
+#: Code objects a library (torch) made from text for itself and ran: their frames are the library's.
+_library_made: dict[int, object] = {}
 
 
-def _remember(code) -> None:
-    generated[id(code)] = code
+def _remember(code, into: dict) -> None:
+    into[id(code)] = code
     for const in getattr(code, "co_consts", ()):
         if hasattr(const, "co_consts"):
-            _remember(const)
+            _remember(const, into)
 
 
 def _on_code(args) -> None:
@@ -201,7 +207,7 @@ def _on_getattr(args) -> None:
 
 def _learners_function(function) -> bool:
     code = getattr(function, "__code__", None)
-    return code is not None and _kind(code.co_filename) == _LEARNER
+    return code is not None and _kind(code.co_filename) == _LEARNER and id(code) not in _library_made
 
 
 def _on_setattr(args) -> None:
@@ -345,6 +351,7 @@ _PRIVATE = ("_kind", "_installed", "_asker", "_documented", "_learner_asked", "_
 def _make_private() -> dict:
     private = sealed_copy(globals(), _PRIVATE)
     private["_kinds"] = {}  # a cache of its own
+    private["_library_made"] = {}  # what the module's own dict holds is never read by the hook
     private["_inside"] = set()
     private["_RULES"] = {event: private[rule.__name__] for event, rule in _RULES.items()}
     return private
@@ -403,7 +410,8 @@ def learner_on_stack() -> bool:
     called on its behalf)."""
     frame = sys._getframe(1)
     while frame is not None:
-        if _kind(frame.f_code.co_filename) == _LEARNER:
+        code = frame.f_code
+        if _kind(code.co_filename) == _LEARNER and id(code) not in _library_made:
             return True
         frame = frame.f_back
     return False

@@ -176,7 +176,7 @@ class Submission:
         file would otherwise be what the checks call. Called after loading and after every call of its code."""
         scanned = self.__dict__["_scanned"]
         for name, value in list(vars(self.__dict__["module"]).items()):
-            if not _is_dunder(name):
+            if not name.startswith("__"):  # special names, and the globals torch.compile adds (__compiled_fn_1...)
                 where = _unscanned(value, scanned)
                 if where:
                     raise SubmissionError(
