@@ -128,7 +128,7 @@ def _answer_process(session, submission: str, private, wfd: int, out_fd: int, to
 
     # As the lone worker's send (grader.workers._run): what it needs in defaults, refused to learner code
     def send(record: dict, _token=token, _wfd=wfd, _dumps=workers._dumps, _write=workers._write,
-             _learner=guard.private("learner_on_stack"), _refused=guard.refused_sending) -> None:
+             _learner=guard.private("learner_asks"), _refused=guard.refused_sending) -> None:
         if _learner():
             _refused()
         data = (_dumps({**record, "token": _token}) + "\n").encode()

@@ -345,7 +345,7 @@ def sealed_copy(namespace: dict, names) -> dict:
 
 
 _PRIVATE = ("_kind", "_installed", "_asker", "_documented", "_learner_asked", "_refuse", "_remember",
-            "_learners_function", "_torch_class", "learner_on_stack", *(f.__name__ for f in set(_RULES.values())))
+            "_learners_function", "_torch_class", "learner_on_stack", "learner_asks", *(f.__name__ for f in set(_RULES.values())))
 
 
 def _make_private() -> dict:
@@ -353,6 +353,7 @@ def _make_private() -> dict:
     private["_kinds"] = {}  # a cache of its own
     private["_library_made"] = {}  # what the module's own dict holds is never read by the hook
     private["_inside"] = set()
+    private["_installed_hook"] = [False]  # set by install(): before it, no learner code has run here
     private["_RULES"] = {event: private[rule.__name__] for event, rule in _RULES.items()}
     return private
 
@@ -360,7 +361,7 @@ def _make_private() -> dict:
 def private(name: str, *, _private=None):
     """The private copy of one of this module's functions (learner_on_stack, for the channel's send), for the
     grader to hold in a function's defaults before learner code runs; refused to learner code."""
-    if _private["learner_on_stack"]():
+    if _private["learner_asks"]():
         raise Refused("the grader does not run this: asking for the grader's private functions")
     return _private[name]
 
@@ -374,7 +375,7 @@ def install(*, _private=None) -> None:
     if _installed_hook[0]:
         return
     _private["_ALLOWED_GLOBALS"] = _allowed_globals()
-    _private["_installed_hook"] = [True]
+    _private["_installed_hook"][0] = True
 
     def hook(event, args, _get=_private["_RULES"].get):
         rule = _get(event)
@@ -415,6 +416,12 @@ def learner_on_stack() -> bool:
             return True
         frame = frame.f_back
     return False
+
+
+def learner_asks() -> bool:
+    """learner_on_stack(), once the guard is installed in this process (before, no learner code has run here:
+    a test process that runs the plugin itself, whose own test files are not the grader's)."""
+    return _installed_hook[0] and learner_on_stack()
 
 
 def message(refused: list[str]) -> str:

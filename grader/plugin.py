@@ -247,7 +247,7 @@ def _hold(*, _learner=None, **state) -> None:
     """Hold `state` (the baseline's compare, the interpreter's snapshot, the channel's send) for the plugin's
     hooks. Only before learner code runs: afterwards this is refused."""
     if _learner is None:  # the first call, in a grading process before any learner code: held from now on
-        _learner = guard.private("learner_on_stack")
+        _learner = guard.private("learner_asks")
         _hold.__kwdefaults__ = {"_learner": _learner}
     if _learner():
         raise guard.Refused("the grader does not run this: changing what the grader holds")

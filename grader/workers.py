@@ -186,7 +186,7 @@ def _run(job: dict, wfd: int, token: str, exit_code: int) -> None:
     # neither read nor replace (grader.guard); called with learner code on the stack (a submission that found
     # this function through the objects it can reach), it refuses.
     def send(record: dict, _token=token, _wfd=wfd, _dumps=_dumps, _write=_write,
-             _learner=guard.private("learner_on_stack"), _refused=guard.refused_sending) -> None:
+             _learner=guard.private("learner_asks"), _refused=guard.refused_sending) -> None:
         if _learner():
             _refused()
         data = (_dumps({**record, "token": _token}) + "\n").encode()

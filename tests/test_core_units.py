@@ -13,7 +13,7 @@ import types
 import pytest
 import torch
 
-from grader import audit, course, expect, instruments, integrity, legs, plugin, runner
+from grader import audit, course, expect, guard, instruments, integrity, legs, plugin, runner
 from grader.expect import GradeFailure
 from grader.submission import Submission, SubmissionError, describe_exception, learner_trace, source_of
 
@@ -995,6 +995,7 @@ def run_grader(pytester, monkeypatch):
     monkeypatch.setattr(integrity, "baseline", None)
     # A grading worker refuses threads its learner code starts and stops at planted hooks: not this test process.
     monkeypatch.setattr(audit, "guard_threads", lambda: None)
+    monkeypatch.setattr(guard, "install", lambda: None)  # its audit hook would stay for the rest of this process
     monkeypatch.setattr(audit, "interpreter", None)
     monkeypatch.setattr(audit, "tainted", None)
     # The outer pytest's assertion hooks change under the inner run: guard the grader alone (and torch).
