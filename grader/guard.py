@@ -160,10 +160,10 @@ def _on_exec(args) -> None:
     importing = bool(filename) and _installed(filename)  # an import of an installed module
     if _learner_asked(standard_ok=_MAKE_CODE, importing=importing):
         _refuse("running a code object (exec or eval)", _RUN_TEXT)
-    if importing:
+    if importing or os.path.isabs(filename):  # a file's code (the grader runs the scanned file so) is its file's
         return
-    # made for the learner by a standard code generator, or by a library for itself (dynamo's guards, fx's
-    # GraphModules: their file names, '<string>', '<eval_with_key>.3', are no path)
+    # made from text for the learner by a standard code generator, or by a library for itself (dynamo's guards,
+    # fx's GraphModules: their file names, '<string>', '<eval_with_key>.3', are no path)
     _remember(code, generated if _learner_asked() else _library_made)
 
 

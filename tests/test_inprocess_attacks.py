@@ -170,7 +170,7 @@ def test_reading_the_process_memory_for_the_token_is_refused(tmp_path):
 # no audited route): a 32-hex string may be the channel's token, a function named send the channel itself
 # (pytest.mark._config leads to pytest's config, its plugins and the channel's reporter). Forged records for
 # every check, then the real channel silenced (its descriptors pointed at /dev/null), so that the worker ends
-# normally with the exit code the zygote chose (before this issue, that passed every check).
+# normally with the exit code the zygote chose (before this issue, every forged record was accepted).
 TOKEN_HUNT = """
 import collections
 import json
@@ -195,7 +195,7 @@ while _todo and len(_seen) < 100000 and not _senders:
         elif _t in (list, tuple, set, frozenset):
             _todo += list(_o)
         elif _t is _function:
-            if _o.__name__ == "send":
+            if _o.__qualname__ == "_run.<locals>.send":  # the worker's channel (grader.workers)
                 _senders.append(_o)
             _todo += [_get(_o, "__clo" + "sure__"), _get(_o, "__wrap" + "ped__", None)]
         elif _t.__name__ == "cell":
@@ -236,10 +236,28 @@ for _fd in range(3, 64) if _forged else ():  # it worked: the real records must 
 
 def test_a_hunt_for_the_token_through_every_object_the_modules_reach(tmp_path):
     g = grade(tmp_path, TOKEN_HUNT, reach=True)
-    # it finds the channel's send (through pytest.mark._config) but not the token; the send refuses it
+    # it finds the channel's send (pytest.mark._config, the config's plugins, the reporter) but not the token;
+    # the send refuses it
     text = refused(g, "sending a record on the grading channel")
     assert not any(r.outcome == "passed" for r in g.results)
 
 
 def test_honest_files_and_the_next_grading_are_unaffected(tmp_path):
     assert runner.grade(EX, EX.solution_file).passed
+
+
+def test_a_function_bound_after_the_scan_is_not_what_the_checks_call(tmp_path):
+    # the layer behind the guard, on its own: a right function compiled from text and bound to the file's name
+    from grader.submission import Submission, SubmissionError
+
+    f = tmp_path / "attempt.py"
+    f.write_text(WRONG)
+    sub = Submission(f)
+    assert sub.masked_mean is not None  # the file's own function (wrapped for vetting)
+    made = {}
+    exec(compile(PAYLOAD.split("f = sys._getframe()")[0], "<string>", "exec"), made)
+    sub.module.masked_mean = made["masked_mean"]
+    with pytest.raises(SubmissionError, match="`masked_mean` is no longer the code of the file"):
+        sub.masked_mean
+    sub.module.masked_mean = torch_functional_mean = __import__("torch").mean  # an installed library's: fine
+    assert sub.masked_mean is torch_functional_mean
