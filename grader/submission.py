@@ -243,6 +243,9 @@ def _unscanned(value, scanned: dict, depth: int = 0) -> str | None:
                     member, (staticmethod, classmethod)) else None
                 if where:
                     return where
+    elif depth == 0 and not isinstance(value, (types.ModuleType, types.BuiltinFunctionType)) and not (
+            guard.library_class(type(value))):
+        return _unscanned(type(value), scanned, depth + 1)  # an instance of the file's class: its methods
     return None
 
 
