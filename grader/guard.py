@@ -395,6 +395,24 @@ def install(*, _private=None) -> None:
     # holds it
     sys.addaudithook(types.FunctionType(hook.__code__, _private, "hook", hook.__defaults__))
     _installed_hook[0] = True
+    _guard_signal_handlers(_private)
+
+
+def _guard_signal_handlers(private: dict) -> None:
+    """A signal handler is called with the frame the signal interrupted, whose callers hold the grader's variables,
+    and setting one raises no audit event: `_signal.signal` (which `signal.signal` calls) is replaced by a copy
+    that refuses learner code, holding the original where learner code cannot read it. Before the baseline is
+    taken, so the replacement is what the baseline keeps."""
+    import _signal
+
+    def guarded_signal(signalnum, handler, *, _original=_signal.signal, _asker=private["_asker"],
+                       _getframe=sys._getframe, _refuse=private["_refuse"]):
+        if _asker(_getframe(1))[0] == "learner":  # torch's own (a DataLoader's SIGCHLD handler) go on
+            _refuse("installing a signal handler", "a handler is called with the frame the signal interrupts, "
+                    "which holds the grader's variables")
+        return _original(signalnum, handler)
+
+    _signal.signal = guarded_signal
 
 
 def installed_code(code) -> bool:

@@ -230,9 +230,9 @@ def pytest_collection_finish(session):
         for item in session.items:
             _skip_pytest_failure_repr(item)
         audit.guard_threads()
+        guard.install()
         audit.interpreter = audit.Interpreter()
         integrity.baseline = integrity.Baseline(check_modules={item.module for item in session.items})
-        guard.install()
         _hold(changed=integrity.baseline.changed, interpreter=audit.interpreter)
         integrity.baseline.hold_grader_state()
 

@@ -261,3 +261,14 @@ def test_a_function_bound_after_the_scan_is_not_what_the_checks_call(tmp_path):
         sub.masked_mean
     sub.module.masked_mean = torch_functional_mean = __import__("torch").mean  # an installed library's: fine
     assert sub.masked_mean is torch_functional_mean
+
+
+def test_a_signal_handler_that_would_be_handed_the_graders_frames_is_refused(tmp_path):
+    # a handler gets the interrupted frame: its f_back chain leads to the worker's run and the channel's token
+    g = grade(tmp_path, reach=True, body="""
+    for _k, _v in vars(_modules["signal"]).items():
+        if _k == "sig" + "nal":
+            _install = _v
+    _install(10, lambda signum, frame: None)  # SIGUSR1
+    """)
+    refused(g, "installing a signal handler")
