@@ -240,6 +240,15 @@ def _on_program(args) -> None:
                 "multiprocessing's and a DataLoader's workers, are fine)")
 
 
+def _on_trace(args) -> None:
+    # The interpreter itself clears a trace function that raised (the grader's CPU-time stop, grader.deferred_stop,
+    # raises from one in the learner's frame), raising this event there: a library's trace function may go.
+    current = sys.gettrace()
+    if current is not None and not _learners_function(current) and hasattr(current, "__code__"):
+        return
+    _on_hook(args)
+
+
 def _on_hook(args) -> None:
     if _learner_asked():
         _refuse("setting a trace, profile or audit hook", "it runs code of the file's inside the grader's own")
@@ -331,7 +340,7 @@ _RULES = {
     "gc.get_objects": _on_heap, "gc.get_referrers": _on_heap, "gc.get_referents": _on_heap,
     "subprocess.Popen": _on_program, "os.system": _on_program, "os.exec": _on_program, "os.posix_spawn": _on_program,
     "os.spawn": _on_program, "pty.spawn": _on_program, "os.startfile": _on_program,
-    "sys.settrace": _on_hook, "sys.setprofile": _on_hook, "sys.addaudithook": _on_hook,
+    "sys.settrace": _on_trace, "sys.setprofile": _on_hook, "sys.addaudithook": _on_hook,
     "open": _on_open, "os.symlink": _on_symlink, "pickle.find_class": _on_find_class,
     **{f"ctypes.{e}": _on_ctypes for e in ("dlopen", "dlsym", "dlsym/handle", "addressof", "call_function",
                                             "cdata", "cdata/buffer", "create_string_buffer", "create_unicode_buffer",
