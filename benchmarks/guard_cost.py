@@ -35,6 +35,15 @@ def _one_process(with_hook: bool, rounds: int) -> dict:
 
     if not with_hook:
         guard.install = lambda: None
+    events = {}  # the guard's events raised while the checks run, by name (counted in the process without it)
+    if not with_hook:
+        watched = set(guard._RULES)
+
+        def count(event, args, _watched=watched, _events=events):
+            if event in _watched:
+                _events[event] = _events.get(event, 0) + 1
+
+        sys.addaudithook(count)
     plugin._exit = lambda code: None  # a tainted run would end this process
     # This driver's own frames are not the grader's (benchmarks/ is not an installed path): what the plugin holds
     # is set here without asking whether learner code is on the stack, as no learner code runs in this process.
@@ -54,15 +63,30 @@ def _one_process(with_hook: bool, rounds: int) -> dict:
         for ex in exercises:
             job = {"grader": str(ex.grader_file), "submission": str(ex.solution_file), "spec": "cpu",
                    "timeout": ex.timeout}
-            pytest.main(workers._pytest_args(job) + ["-p", "no:terminal"], plugins=[plugin, pytest_timeout, Count()])
+            pytest.main(workers._pytest_args(job), plugins=[plugin, pytest_timeout, Count()])
         return time.process_time() - start, Count.checks
 
     grade_all()  # warm: first imports, torch's first calls
     per_check = []
+    events.clear()
     for _ in range(rounds):
         seconds, checks = grade_all()
         per_check.append(seconds / max(checks, 1))
-    return {"per_check": per_check, "checks": checks}
+    return {"per_check": per_check, "checks": checks,
+            "events": {k: v / (rounds * max(checks, 1)) for k, v in events.items()},
+            "event_us": _event_cost(with_hook)}
+
+
+def _event_cost(with_hook: bool) -> float:
+    """Microseconds per `object.__getattr__` event (a function's __code__ read: the commonest the guard sees, and
+    its cheapest rule), with the guard installed or not."""
+    def f():
+        pass
+
+    start, n = time.perf_counter(), 200000
+    for _ in range(n):
+        f.__code__
+    return (time.perf_counter() - start) / n * 1e6
 
 
 def main() -> None:
@@ -75,7 +99,7 @@ def main() -> None:
         print(json.dumps(_one_process(args.child == "on", args.rounds)))
         return
     runs = {"on": [], "off": []}
-    checks = 0
+    checks, events, event_us = 0, {}, {"on": [], "off": []}
     for order in (("off", "on"), ("on", "off")):
         for which in order:
             out = subprocess.run([sys.executable, __file__, "--child", which, "--rounds", str(args.rounds)],
@@ -83,6 +107,8 @@ def main() -> None:
             result = json.loads(out.strip().splitlines()[-1])
             runs[which] += result["per_check"]
             checks = result["checks"]
+            events = result["events"] or events
+            event_us[which].append(result["event_us"])
     on, off = statistics.median(runs["on"]), statistics.median(runs["off"])
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     text = "\n".join([
@@ -96,6 +122,12 @@ def main() -> None:
         f"| without the audit hook | {off * 1000:.1f} | {', '.join(f'{x * 1000:.1f}' for x in runs['off'])} |",
         f"| with the audit hook | {on * 1000:.1f} | {', '.join(f'{x * 1000:.1f}' for x in runs['on'])} |",
         f"| difference | {(on - off) * 1000:+.1f} ({(on / off - 1) * 100:+.1f} %) | |",
+        "",
+        "The guard's events per check (counted without it), most frequent first: "
+        + ", ".join(f"{name} {n:.1f}" for name, n in sorted(events.items(), key=lambda kv: -kv[1])) + ".",
+        "",
+        f"One `object.__getattr__` event (a `__code__` read) costs {statistics.median(event_us['off']):.2f} us "
+        f"without the hook and {statistics.median(event_us['on']):.2f} us with it.",
         "",
     ])
     print(text)
