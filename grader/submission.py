@@ -243,9 +243,13 @@ def _unscanned(value, scanned: dict, depth: int = 0) -> str | None:
                     member, (staticmethod, classmethod)) else None
                 if where:
                     return where
-    elif depth == 0 and not isinstance(value, (types.ModuleType, types.BuiltinFunctionType)) and not (
-            guard.library_class(type(value))):
-        return _unscanned(type(value), scanned, depth + 1)  # an instance of the file's class: its methods
+    elif depth == 0 and not isinstance(value, (types.ModuleType, types.BuiltinFunctionType)):
+        own = vars(value) if hasattr(type(value), "__dict__") and isinstance(getattr(value, "__dict__", None),
+                                                                             dict) else {}
+        if "__wrapped__" in own:  # functools.lru_cache and other wrappers of a function
+            return _unscanned(own["__wrapped__"], scanned, depth + 1)
+        if not guard.library_class(type(value)):
+            return _unscanned(type(value), scanned, depth + 1)  # an instance of the file's class: its methods
     return None
 
 

@@ -259,6 +259,9 @@ def test_a_function_bound_after_the_scan_is_not_what_the_checks_call(tmp_path):
     sub.module.masked_mean = made["masked_mean"]
     with pytest.raises(SubmissionError, match="`masked_mean` is no longer the code of the file"):
         sub.masked_mean
+    sub.module.masked_mean = __import__("functools").lru_cache(made["masked_mean"])  # a wrapper of it
+    with pytest.raises(SubmissionError, match="`masked_mean` is no longer the code of the file"):
+        sub.masked_mean
     sub.module.masked_mean = torch_functional_mean = __import__("torch").mean  # an installed library's: fine
     assert sub.masked_mean is torch_functional_mean
 
