@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import _compat_pickle
 import os
+import site
 import sys
 import sysconfig
 import threading
@@ -38,7 +39,8 @@ import torch
 _STDLIB = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep
 _INSTALLED = tuple(dict.fromkeys(os.path.realpath(p) + os.sep for p in (
     sys.prefix, sys.base_prefix, sys.exec_prefix, sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"],
-    os.path.dirname(torch.__file__), os.path.dirname(os.path.abspath(__file__)))))
+    *site.getsitepackages(), site.getusersitepackages(), os.path.dirname(torch.__file__),
+    os.path.dirname(os.path.abspath(__file__)))))
 _GRADER = os.path.realpath(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _CHECKS = _GRADER + "checks" + os.sep
 
@@ -65,7 +67,7 @@ def _kind(filename: str) -> str:
             kind = _LEARNER
         else:
             real = os.path.realpath(filename)
-            if real.startswith(_GRADER) or "site-packages" in real or "dist-packages" in real:
+            if real.startswith(_GRADER):
                 kind = _LIBRARY
             elif real.startswith(_STDLIB):
                 kind = _STANDARD
