@@ -369,10 +369,17 @@ _PRIVATE = ("_kind", "_installed", "_asker", "_documented", "_learner_asked", "_
 
 
 def _make_private() -> dict:
-    private = sealed_copy(globals(), _PRIVATE)
+    namespace_tables = globals()
+    private = sealed_copy(namespace_tables, _PRIVATE)
     private["_kinds"] = {}  # a cache of its own
     private["_library_made"] = {}  # what the module's own dict holds is never read by the hook
     private["_inside"] = set()
+    # tables of their own, read-only: the module's are objects a submission could reach and fill
+    for name in ("_MAKE_CODE", "_READ_FRAMES"):
+        private[name] = types.MappingProxyType({path: None if functions is None else frozenset(functions)
+                                                for path, functions in namespace_tables[name].items()})
+    for name in ("_FRAME_ATTRIBUTES", "_FUNCTION_PARTS", "_MEMORY_FILES", "_INSTALLED"):
+        private[name] = frozenset(namespace_tables[name]) if name != "_INSTALLED" else tuple(namespace_tables[name])
     private["_installed_hook"] = [False]  # set by install(): before it, no learner code has run here
     private["_RULES"] = {event: private[rule.__name__] for event, rule in _RULES.items()}
     return private
@@ -444,12 +451,20 @@ def library_class(klass: type) -> bool:
     return path is None or _kind(path) != _LEARNER
 
 
+#: Where a grading process starts grading (grader.workers._run, grader.batch._answer_process): the frames below
+#: are the zygote's, forked, which ran no learner code (a test that serves a daemon has its own frames there).
+_BASE_NAMES = frozenset({"_run", "_answer_process"})  # frozen: the private copy shares these objects
+_BASE_FILES = frozenset({os.path.join(_GRADER, "workers.py"), os.path.join(_GRADER, "batch.py")})
+
+
 def learner_on_stack() -> bool:
     """Whether any frame of this thread's stack is the learner's (for the grader's functions that must not be
     called on its behalf)."""
     frame = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
+        if code.co_name in _BASE_NAMES and os.path.realpath(code.co_filename) in _BASE_FILES:
+            return False  # the grading process's own start: what called it is not graded (a test's daemon)
         if _kind(code.co_filename) == _LEARNER and id(code) not in _library_made:
             return True
         frame = frame.f_back
