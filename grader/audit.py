@@ -47,7 +47,7 @@ def _whose(code) -> str | None:
     if not os.path.isabs(path):
         return "library" if path.startswith("<frozen") else "learner"
     real = os.path.realpath(path)
-    if "site-packages" in real or real.startswith((_TORCH, _GRADER)):
+    if f"{os.sep}site-packages{os.sep}" in real or real.startswith((_TORCH, _GRADER)):  # a folder, not a name
         return "library"
     return None if real.startswith(_STDLIB) else "learner"
 

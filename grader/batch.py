@@ -114,7 +114,7 @@ class BatchLoop:
 def _answer_process(session, submission: str, private, wfd: int, out_fd: int, token: str, exit_code: int,
                     family: str, check: str) -> None:
     """Body of an answer process: start afresh what is per answer, then pytest's own test loop. Never returns."""
-    from grader import integrity, workers
+    from grader import integrity, plugin, workers
 
     config = session.config
     capture = config.pluginmanager.getplugin("capturemanager")
@@ -131,15 +131,21 @@ def _answer_process(session, submission: str, private, wfd: int, out_fd: int, to
         reset_after_fork()
     workers.fresh_draws()  # each answer draws its own inputs, not the batch worker's
 
-    def send(record: dict) -> None:
-        data = (workers._dumps({**record, "token": token}) + "\n").encode()
+    from grader import guard
+
+    # As the lone worker's send (grader.workers._run): what it needs in defaults, refused to learner code
+    def send(record: dict, _token=token, _wfd=wfd, _dumps=workers._dumps, _write=workers._write,
+             _learner=guard.private("learner_asks"), _refused=guard.refused_sending) -> None:
+        if _learner():
+            _refused()
+        data = (_dumps({**record, "token": _token}) + "\n").encode()
         while data:
-            data = data[workers._write(wfd, data):]
+            data = data[_write(_wfd, data):]
 
     try:
         config.option.submission = submission
         config._devcourse_pid = os.getpid()
-        config._devcourse_send = send
+        plugin._hold(send=send)
         send({"isolation": isolation.how, "isolated": isolation.available})
         send({"collected": [_check_and_leg(item.nodeid) for item in session.items]})
         config.hook.pytest_runtestloop(session=session)

@@ -95,20 +95,20 @@ class Line:
 _CODE_WIDTH = 72  # characters of a learner's statement quoted in a message
 
 
-_learner_file: str | None = None  # the submission's filename (Submission.filename), set by attribute_to
+_learner_file: list = [None]  # the submission's filename (Submission.filename), set by attribute_to (a list: the
+# baseline holds the grader's globals as they were before learner code ran, grader.integrity)
 _STACK_DEPTH = 200  # frames walked looking for the learner's: torch's own stack below a learner's line is short
 
 
 def attribute_to(filename: str | None) -> None:
     """Attribute each counted event to the innermost statement of `filename` on the stack (None: to none).
     Set once per grading worker, which serves one submission (grader.plugin)."""
-    global _learner_file
-    _learner_file = filename
+    _learner_file[0] = filename
 
 
 def learner_line() -> Line | None:
     """The statement of the learner's file that is running now, innermost first; None outside it."""
-    filename = _learner_file
+    filename = _learner_file[0]
     if filename is None:
         return None
     frame = sys._getframe(1)

@@ -48,9 +48,9 @@ def check_source(source: str, display_name: str) -> None:
     found = scan(source, display_name)
     if found:
         raise IntegrityError(
-            f"{display_name} reaches for the grader's own machinery, which a fix never needs; it was not "
-            "graded:\n  " + "\n  ".join(found)
-            + "\nRemove these lines (print() and the error messages are all you need to debug a device bug).")
+            f"{display_name} was not graded: the grader does not run these constructs (it runs learner code "
+            "inside its own process, so it allows only what it can check):\n  " + "\n  ".join(found)
+            + "\nWrite these lines another way; print() and the error messages are all a device bug needs.")
 
 
 def _guarded_namespaces() -> list[tuple[str, object]]:
@@ -156,6 +156,16 @@ class Baseline:
                                   len(items)))
         self._flat = _Flat(self._entries)
 
+    def hold_grader_state(self) -> None:
+        """Add every global of the grader's modules, values included (`integrity.baseline`, `audit.interpreter`,
+        the plugin's settings), as they are now: called once the grader has set them up, before learner code runs.
+        Setting one to None (a baseline that is never compared) is then a change like a replaced function."""
+        for name, mod in list(sys.modules.items()):
+            if isinstance(mod, types.ModuleType) and name.split(".")[0] == "grader":
+                items = {k: v for k, v in list(vars(mod).items()) if not _is_dunder(k) and k not in _REBOUND}
+                self._entries.append((name, mod, tuple(items), tuple(items.values()), len(vars(mod))))
+        self._flat = _Flat(self._entries)
+
     def changed(self) -> list[str]:
         if self._flat.untouched():
             return []  # the usual case, in one pass in C (below: which entries changed, and how)
@@ -178,6 +188,8 @@ class Baseline:
 
 
 _MISSING = object()
+#: Globals of the grader that it rebinds itself while it grades: why the grading stopped (grader.audit), set once.
+_REBOUND = {"tainted"}
 
 
 def _inherited(cls: type, name: str):

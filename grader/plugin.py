@@ -16,10 +16,11 @@ import signal
 import time
 import traceback
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
-from grader import audit, expect, integrity, limits
+from grader import audit, expect, guard, integrity, limits
 from grader import legs as legs_mod
 from grader.expect import GradeFailure
 from grader.submission import Submission, SubmissionError, describe_exception, exception_text, learner_trace
@@ -226,6 +227,7 @@ def pytest_runtest_setup(item):
     if _grading(item.config) and getattr(item.config, "_devcourse_stuck", False):
         pytest.fail("not tried: an earlier check never finished.", pytrace=False)
     if _grading(item.config):
+        guard.take_refusals()  # a check that failed in its setup (loading the file) reports its own
         _arm_cpu_limit(item.config)
         callspec = getattr(item, "callspec", None)
         expect.LEG[0] = callspec.params.get("device") if callspec is not None else None  # for running()
@@ -247,8 +249,30 @@ def pytest_collection_finish(session):
         for item in session.items:
             _skip_pytest_failure_repr(item)
         audit.guard_threads()
-        integrity.baseline = integrity.Baseline(check_modules={item.module for item in session.items})
+        guard.install()
         audit.interpreter = audit.Interpreter()
+        integrity.baseline = integrity.Baseline(check_modules={item.module for item in session.items})
+        _hold(changed=integrity.baseline.changed, interpreter=audit.interpreter)
+        integrity.baseline.hold_grader_state()
+
+
+#: What the plugin's own hooks use to judge a check, held in their default arguments (below, _hold): pluggy keeps
+#: the hook functions themselves, learner code may neither read nor replace a function's defaults (grader.guard),
+#: and a read-only view of a dict is not a global that a submission could set to None or wrap.
+_UNSET = MappingProxyType({})
+
+
+def _hold(*, _learner=None, **state) -> None:
+    """Hold `state` (the baseline's compare, the interpreter's snapshot, the channel's send) for the plugin's
+    hooks. Only before learner code runs: afterwards this is refused."""
+    if _learner is None:  # the first call, in a grading process before any learner code: held from now on
+        _learner = guard.private("learner_asks")
+        _hold.__kwdefaults__ = {"_learner": _learner}
+    if _learner():
+        raise guard.Refused("the grader does not run this: changing what the grader holds")
+    held = {**pytest_runtest_call.__defaults__[0], **state}
+    for hook in (pytest_runtest_call, pytest_runtest_makereport):
+        hook.__defaults__ = (MappingProxyType(held),)
 
 
 _REPLACED = "(pytest's report of this failure is replaced by the grader's message: grader.plugin)"
@@ -282,7 +306,7 @@ def pytest_make_collect_report(collector):
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item):
+def pytest_runtest_call(item, _held=_UNSET):
     _granted_skips.clear()
     _check_started[:] = time.monotonic(), time.process_time()  # a stop in the call: the call's own CPU time
     outcome = yield
@@ -293,10 +317,15 @@ def pytest_runtest_call(item):
         # A process the learner's code forked is back in the grader's code (its fork returned into the check,
         # or failed there, as in a fork loop stopped at the limit): it must not grade on as a second copy.
         _exit(0)
-    try:
-        audit.verify()
-    except audit.Tainted as exc:
-        outcome.force_exception(GradeFailure(str(exc)))
+    interpreter = _held.get("interpreter")
+    left = interpreter.changes() if interpreter is not None else []
+    if left:
+        audit.tainted = audit.message(left)
+        outcome.force_exception(GradeFailure(audit.tainted))
+        return
+    refused = guard.take_refusals()
+    if refused:
+        outcome.force_exception(GradeFailure(guard.message(refused)))
         return
     exc = outcome.excinfo[1] if outcome.excinfo is not None else None
     if isinstance(exc, _ENDS_THE_RUN):
@@ -307,15 +336,13 @@ def pytest_runtest_call(item):
         # pytest's own report would call str() on it and end the run with an internal error
         outcome.force_exception(GradeFailure(describe_exception(exc, str(Path(item.config.getoption("submission"))
                                                                           .resolve()))))
-    if integrity.baseline is None:
-        return
-    changed = integrity.baseline.changed()
+    changed = _held["changed"]() if "changed" in _held else []
     if changed:
         outcome.force_exception(GradeFailure(integrity.tamper_message(changed)))
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
+def pytest_runtest_makereport(item, call, _held=_UNSET):
     outcome = yield
     if not _grading(item.config):
         return
@@ -338,7 +365,7 @@ def pytest_runtest_makereport(item, call):
             report.user_properties.append(("learner_trace", trace))
     # The outcome is sent now, before anything else runs: below, releasing the frames collects garbage, which
     # runs finalizers (a learner object's __del__).
-    send = getattr(item.config, "_devcourse_send", None)
+    send = _held.get("send")
     if send is not None and (report.when == "call" or report.failed or report.skipped):
         send(_record(report))
     if audit.tainted:
@@ -397,7 +424,7 @@ class ChannelReporter:
         self.broken: list[str] = []  # check modules that could not be collected, each with its error
 
     def pytest_configure(self, config):
-        config._devcourse_send = self.send
+        _hold(send=self.send)
 
     def pytest_collectreport(self, report):
         if report.failed:  # the grader's own module failed to import: no check of it can run

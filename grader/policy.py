@@ -146,7 +146,9 @@ ALLOWED_DUNDER_DEFS = {"__init__", "__len__", "__getitem__", "__iter__", "__next
 #: Underscore attributes a fix may read: nn.Module's registries of parameters, buffers and submodules
 #: (find_misplaced's fix reads them) and os._exit, public despite its name (ending the process early is graded as
 #: a failure by the runner).
-ALLOWED_PRIVATE_ATTRIBUTES = {"_parameters", "_buffers", "_modules", "_exit"}
+ALLOWED_PRIVATE_ATTRIBUTES = {"_parameters", "_buffers", "_modules", "_exit",
+                              # namedtuple's documented API (default_collate tells a namedtuple by _fields)
+                              "_fields", "_field_defaults", "_asdict", "_replace", "_make"}
 #: Calls that list a module's registries, so a name taken from them is a registered name.
 REGISTRY_LISTS = {"named_parameters", "named_buffers", "named_children", "named_modules"}
 
@@ -497,8 +499,8 @@ class _Policy:
         elif attr.startswith("_") and attr != "_":
             if attr not in ALLOWED_PRIVATE_ATTRIBUTES and attr not in self.own_private:
                 self.add(node, f"{shown}, a private attribute", "an underscore attribute is another library's "
-                         "internals (only nn.Module's _parameters, _buffers, _modules, os._exit and the "
-                         "file's own attributes are allowed); " + _NEVER)
+                         "internals (only nn.Module's _parameters, _buffers, _modules, namedtuple's _fields, "
+                         "_asdict, _replace, _make, os._exit and the file's own attributes are allowed); " + _NEVER)
                 return False
         elif attr in INTERNALS or attr.startswith("co_"):
             self.add(node, f"{shown}, an attribute of {INTERNALS.get(attr, 'a code object')}",
@@ -530,8 +532,9 @@ class _Policy:
                          "a computed name")
             else:
                 self.not_a_module(node.value, node)
-        elif self.attribute_name(node.attr, node, called, store=not isinstance(node.ctx, ast.Load),
-                                 shown=f"{'uses' if isinstance(node.ctx, ast.Load) else 'writes'} {_short(node)}"):
+        elif self.allowed_private_module(node) or self.attribute_name(
+                node.attr, node, called, store=not isinstance(node.ctx, ast.Load),
+                shown=f"{'uses' if isinstance(node.ctx, ast.Load) else 'writes'} {_short(node)}"):
             if self.is_named_access(node) and not called:
                 self.add(node, f"uses {ast.unparse(node)} other than by calling it",
                          "passed around, it reads attributes by names the file does not show")
@@ -539,6 +542,13 @@ class _Policy:
             outermost = not (isinstance(parent, ast.Attribute) and parent.value is node)
             if parts and parts[0] in self.aliases and outermost:  # a.b.c is checked once, whole
                 self.module_path(".".join([self.aliases[parts[0]], *parts[1:]]), node, "uses")
+
+    def allowed_private_module(self, node: ast.Attribute) -> bool:
+        """Whether `node` is, through the file's imports, a module of ALLOWED_PRIVATE_MODULES read as a whole path
+        (torch.utils._pytree in torch.utils._pytree.tree_map): the path is then checked as a module path."""
+        parts = _dotted(node)
+        return (isinstance(node.ctx, ast.Load) and bool(parts) and parts[0] in self.aliases
+                and ".".join([self.aliases[parts[0]], *parts[1:]]) in ALLOWED_PRIVATE_MODULES)
 
     def read_whole(self, node: ast.AST) -> bool:
         """Whether a namespace (vars(x), x.__dict__) is only listed: .items()/.keys()/.values(), a loop, `in`."""

@@ -90,7 +90,7 @@ def use_fork() -> bool:
 #: front ends never run in one): a zygote older than any of them is stale.
 WORKER_MODULES = ("__init__", "plugin", "expect", "instruments", "integrity", "submission", "legs", "limits",
                   "sandbox", "namespaces", "containment", "workers", "audit", "learner_values", "policy", "course",
-                  "lazy_dynamo", "batch", "settings")
+                  "lazy_dynamo", "batch", "settings", "guard")
 
 
 def code_digest() -> str:
@@ -193,10 +193,18 @@ def _run(job: dict, wfd: int, token: str, exit_code: int) -> None:
     os.chdir(job["cwd"])
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # the plugins a grader needs are passed explicitly
 
-    def send(record: dict) -> None:
-        data = (_dumps({**record, "token": token}) + "\n").encode()
+    from grader import guard
+
+    # The token, the descriptor and what tells learner code on the stack in defaults, which learner code can
+    # neither read nor replace (grader.guard); called with learner code on the stack (a submission that found
+    # this function through the objects it can reach), it refuses.
+    def send(record: dict, _token=token, _wfd=wfd, _dumps=_dumps, _write=_write,
+             _learner=guard.private("learner_asks"), _refused=guard.refused_sending) -> None:
+        if _learner():
+            _refused()
+        data = (_dumps({**record, "token": _token}) + "\n").encode()
         while data:
-            data = data[_write(wfd, data):]
+            data = data[_write(_wfd, data):]
 
     try:
         import pytest

@@ -14,7 +14,7 @@ import types
 import pytest
 import torch
 
-from grader import audit, course, expect, instruments, integrity, legs, plugin, runner
+from grader import audit, course, expect, guard, instruments, integrity, legs, plugin, runner
 from grader.expect import GradeFailure
 from grader.submission import Submission, SubmissionError, describe_exception, learner_trace, source_of
 
@@ -301,7 +301,7 @@ def test_submission_errors(tmp_path):
         Submission(tmp_path / "nope.py")
     with pytest.raises(SubmissionError, match=r"sub.py has a syntax error at line 2: .*: x = = 1\. Fix it"):
         Submission(write(tmp_path, "a = 1\nx = = 1\n"))
-    with pytest.raises(SubmissionError, match=r"(?s)reaches for the grader's own machinery.*line 1: imports pytest"):
+    with pytest.raises(SubmissionError, match=r"(?s)was not graded: the grader does not run these constructs.*line 1: imports pytest"):
         Submission(write(tmp_path, "import pytest\n"))
     with pytest.raises(SubmissionError, match=r"running sub.py failed before any check could start: "
                                               r"ZeroDivisionError: division by zero \(line 3, in <module>: `1 / 0`\)"):
@@ -809,13 +809,14 @@ def test_check_source_message():
     integrity.check_source("x = 1\n", "f.py")
     with pytest.raises(integrity.IntegrityError) as info:
         integrity.check_source("import pytest\nx = eval\n", "f.py")
-    assert str(info.value) == ("f.py reaches for the grader's own machinery, which a fix never needs; it was not graded:"
+    assert str(info.value) == ("f.py was not graded: the grader does not run these constructs (it runs learner code "
+                               "inside its own process, so it allows only what it can check):"
                                "\n  line 1: imports pytest: pytest is not among the modules a device fix uses (torch, "
                                "numpy and a few of the standard library's: see grader/policy.py)"
                                "\n  line 2: uses eval: it runs code given as a string, which no check has read; a "
                                "device fix never needs it"
-                               "\nRemove these lines (print() and the error messages are all you need to debug a device "
-                               "bug).")
+                               "\nWrite these lines another way; print() and the error messages are all a device bug "
+                               "needs.")
 
 
 def test_baseline_names_what_was_replaced(monkeypatch):
@@ -995,6 +996,7 @@ def run_grader(pytester, monkeypatch):
     monkeypatch.setattr(integrity, "baseline", None)
     # A grading worker refuses threads its learner code starts and stops at planted hooks: not this test process.
     monkeypatch.setattr(audit, "guard_threads", lambda: None)
+    monkeypatch.setattr(guard, "install", lambda: None)  # its audit hook would stay for the rest of this process
     monkeypatch.setattr(audit, "interpreter", None)
     monkeypatch.setattr(audit, "tainted", None)
     # The outer pytest's assertion hooks change under the inner run: guard the grader alone (and torch).

@@ -47,7 +47,7 @@ def test_a_notebook_is_graded_by_the_exercise_cell_alone_and_recorded_as_the_not
 
     out = devcourse(folder, "check", "noise_batch", notebook)  # the notebook's cell still has the bug
     assert out.returncode == 1, out.stdout + out.stderr
-    assert "grader's own machinery" not in out.stdout  # the set-up cell is not graded
+    assert "does not run these constructs" not in out.stdout  # the set-up cell is not graded
     assert f"the %%exercise cell of noise_batch in {notebook}" in out.stdout
     assert "pass device= to the function that creates it" in out.stdout
     assert re.search(r"\| noise lands on the requested device +\| +ok +\| +FAIL +\| +FAIL +\|", out.stdout)
