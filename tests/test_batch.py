@@ -112,6 +112,8 @@ import tempfile
 
 with open(os.path.join(tempfile.gettempdir(), "note.txt"), "w") as f:  # its own private folder: allowed
     f.write("a note from the answer before")
+with open(os.path.join(SHARED, "private.txt"), "w") as f:  # where it was, for the test to look afterwards
+    f.write(tempfile.gettempdir())
 """
 READS_THE_NOTE = FIXED + """
 
@@ -119,16 +121,24 @@ import os
 import tempfile
 
 _above = os.path.dirname(tempfile.gettempdir())  # the batch worker's folder, where each answer's folder is made
-for _folder in os.listdir(_above):
+try:
+    _folders = os.listdir(_above)
+except PermissionError:  # the read allow-list refuses it: the folder of the answer before is out of reach anyway
+    _folders = []
+for _folder in _folders:
     _note = os.path.join(_above, _folder, "note.txt")
     if os.path.isfile(_note):
         raise RuntimeError("read " + open(_note).read())
+with open(os.path.join(SHARED, "private.txt")) as _f:  # the folder of the answer before, as it said
+    _before = _f.read()
+if os.path.exists(_before):  # a path is looked up even where its folder may not be read
+    raise RuntimeError("the folder of the answer before is still there")
 """
 
 
-def test_an_answers_private_folder_is_gone_before_the_next_answer_runs(tmp_path):
+def test_an_answers_private_folder_is_gone_before_the_next_answer_runs(tmp_path, shared):
     first, second = tmp_path / "first.py", tmp_path / "second.py"
-    first.write_text(LEAVES_A_NOTE)
-    second.write_text(READS_THE_NOTE)
+    first.write_text(f"SHARED = {str(shared)!r}\n" + LEAVES_A_NOTE)
+    second.write_text(f"SHARED = {str(shared)!r}\n" + READS_THE_NOTE)
     graded = runner.grade_many(MM, [first, second])
     assert [g.passed for g in graded] == [True, True], [r.message for g in graded for r in g.failures]
