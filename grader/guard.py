@@ -265,8 +265,13 @@ def _on_open(args) -> None:
         path = os.fsdecode(path)
     if not isinstance(path, str) or os.path.basename(path) not in _MEMORY_FILES:
         return
-    # a relative name may be opened in a folder the event does not show (dir_fd)
-    if not os.path.isabs(path) or os.path.realpath(path).startswith("/proc/"):
+    # a relative name may be opened in a folder the event does not show (dir_fd); resolving /proc's links may
+    # itself be refused by the confinement, which is no reason to let the open through
+    try:
+        inside_proc = not os.path.isabs(path) or os.path.realpath(path).startswith("/proc/")
+    except OSError:
+        inside_proc = True
+    if inside_proc:
         _refuse(f"opening {path}", "it reads the grading process's memory, where the grader keeps its own state")
 
 
