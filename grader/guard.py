@@ -319,6 +319,13 @@ def _torch_class(module: str, name: str) -> bool:
                                                           torch.optim.lr_scheduler.LRScheduler))
 
 
+def _exception_class(module: str, name: str) -> bool:
+    """An exception class of a module already imported: a DataLoader worker sends its error back as a pickle
+    (torch._utils.ExceptionWrapper), rebuilt by calling the class, which runs no code but the exception's own."""
+    found = getattr(sys.modules.get(module), name, None)
+    return isinstance(found, type) and issubclass(found, BaseException)
+
+
 def _a_check_modules(module: str) -> bool:
     """A hidden check module's own global (load_checkpoint's check plants a payload of its own, to see whether the
     learner's load runs it)."""
@@ -333,7 +340,7 @@ def _on_find_class(args) -> None:
     module = _compat_pickle.IMPORT_MAPPING.get(module, module)
     full = f"{module}.{name}"
     if (full in _ALLOWED_GLOBALS or full.startswith(_ALLOWED_GLOBAL_PREFIXES) or _torch_class(module, name)
-            or _a_check_modules(module)):
+            or _exception_class(module, name) or _a_check_modules(module)):
         return
     _refuse(f"unpickling {full}", "a pickle may name any function to call, which runs code no check has read; "
             "the grader unpickles only tensors, arrays, plain containers and torch's modules (save a state_dict, "
@@ -370,7 +377,7 @@ def sealed_copy(namespace: dict, names) -> dict:
 
 
 _PRIVATE = ("_kind", "_installed", "_asker", "_documented", "_learner_asked", "_refuse", "_remember",
-            "_learners_function", "_torch_class", "_a_check_modules", "learner_on_stack", "learner_asks", *(f.__name__ for f in set(_RULES.values())))
+            "_learners_function", "_torch_class", "_exception_class", "_a_check_modules", "learner_on_stack", "learner_asks", *(f.__name__ for f in set(_RULES.values())))
 
 
 def _make_private() -> dict:
