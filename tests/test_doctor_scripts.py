@@ -160,7 +160,10 @@ def test_the_books_notes_quote_what_the_doctor_says(results, page):
     for block in re.findall(r"^((?:ERROR|WARNING|NOTE) tests/doctor/.*?)(?=^\S|\Z)", note, re.M | re.S):
         _, script, line, code = QUOTED.match(block).groups()
         finding = next(f for f in results[script]["findings"] if (f["code"], f["line"]) == (code, int(line)))
-        quoted = [ln for ln in block.splitlines()[2:] if ln.strip()]
+        # the message's lines, then the related lines ("see line N (...)"), which are the finding's `related`
+        quoted = [ln for ln in block.splitlines()[2:] if ln.strip() and not ln.startswith("    see line ")]
         said = ["    " + ln for ln in finding["message"].splitlines()]
         assert quoted == said[:len(quoted)], f"{page}: the quote of {code} at {script}:{line} is not the doctor's"
+        related = [int(n) for n in re.findall(r"^    see line (\d+)", block, re.M)]
+        assert related == [r["line"] for r in finding.get("related", [])][:len(related)], (page, code, related)
         assert not quoted[-1].rstrip().endswith(":"), f"{page}: the quote of {code} stops before what it introduces"
