@@ -6,7 +6,7 @@ and prints a Markdown table: the wall time, the outcome line, and the test files
 their tests' setup, call and teardown, in whichever process ran them). Where the machine lets it (cgroup v1's
 cpuacct, as root), the CPU time of the run and of every process it started (the grading daemons included) too.
 
-    python benchmarks/suite_time.py [--all] [--jobs 2] [--out benchmarks/results/test_suite.md]
+    python benchmarks/suite_time.py [--all] [--jobs 2] [--out FILE] [PATH ...]
 """
 
 from __future__ import annotations
@@ -42,11 +42,12 @@ def main() -> int:
     parser.add_argument("--all", action="store_true", help="make test-all's suite (default: make test's)")
     parser.add_argument("--jobs", type=int, default=int(os.environ.get("TEST_JOBS", 2)))
     parser.add_argument("--out", type=Path)
+    parser.add_argument("paths", nargs="*", help="test files or folders (default: all of tests/)")
     args = parser.parse_args()
 
     group = cpu_group()
     command = [sys.executable, "-m", "pytest", "-n", str(args.jobs), "--dist", "loadfile", "-q",
-               "-p", "no:cacheprovider", "--durations=0", *([] if args.all else ["-m", "not exhaustive"])]
+               "-p", "no:cacheprovider", "--durations=0", *([] if args.all else ["-m", "not exhaustive"]), *args.paths]
     start = time.monotonic()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     wall = time.monotonic() - start
