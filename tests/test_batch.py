@@ -112,7 +112,8 @@ import tempfile
 
 with open(os.path.join(tempfile.gettempdir(), "note.txt"), "w") as f:  # its own private folder: allowed
     f.write("a note from the answer before")
-with open(os.path.join(SHARED, "private.txt"), "w") as f:  # where it was, for the test to look afterwards
+# where it was, for the next answer of its batch (one batch per leg family, graded at once: one note each)
+with open(os.path.join(SHARED, os.path.basename(os.path.dirname(tempfile.gettempdir()))), "w") as f:
     f.write(tempfile.gettempdir())
 """
 READS_THE_NOTE = FIXED + """
@@ -129,7 +130,7 @@ for _folder in _folders:
     _note = os.path.join(_above, _folder, "note.txt")
     if os.path.isfile(_note):
         raise RuntimeError("read " + open(_note).read())
-with open(os.path.join(SHARED, "private.txt")) as _f:  # the folder of the answer before, as it said
+with open(os.path.join(SHARED, os.path.basename(_above))) as _f:  # the folder of the answer before, as it said
     _before = _f.read()
 if os.path.exists(_before):  # a path is looked up even where its folder may not be read
     raise RuntimeError("the folder of the answer before is still there")
