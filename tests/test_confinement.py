@@ -195,27 +195,37 @@ def test_a_grading_process_may_not_talk_to_a_daemon():
     path.parent.rmdir()
 
 
-def test_an_unprivileged_grading_process_cannot_change_a_file_it_does_not_own(tmp_path):
-    target = tmp_path / "course.py"
-    target.write_text("x = 1\n")
-    os.chmod(tmp_path, 0o755)
+def in_a_child(body) -> str:
+    """What `body()` returns, run in a forked child (whose privileges and namespaces it may change for good)."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
-            how = namespaces.drop_privileges()
-            try:
-                os.chmod(target, 0o777)
-                done = "changed"
-            except PermissionError:
-                done = "refused"
-            os.write(w, f"{how}: {done}; reads: {target.read_text().strip()}".encode())
+            os.write(w, body().encode())
         finally:
             os._exit(0)
     os.close(w)
     with os.fdopen(r) as f:
         said = f.read()
     os.waitpid(pid, 0)
+    return said
+
+
+def test_an_unprivileged_grading_process_cannot_change_a_file_it_does_not_own(tmp_path):
+    target = tmp_path / "course.py"
+    target.write_text("x = 1\n")
+    os.chmod(tmp_path, 0o755)
+
+    def child():
+        how = namespaces.drop_privileges()
+        try:
+            os.chmod(target, 0o777)
+            done = "changed"
+        except PermissionError:
+            done = "refused"
+        return f"{how}: {done}; reads: {target.read_text().strip()}"
+
+    said = in_a_child(child)
     if os.geteuid() == 0:
         assert said == "runs as nobody: refused; reads: x = 1"
     else:  # the learner's own machine: its own files stay its own
@@ -261,9 +271,8 @@ def test_a_user_that_is_not_root_gets_its_namespaces_inside_a_user_namespace_of_
     import encodings.idna  # noqa: F401 - which connect() imports: nobody may not read /root's Python
 
     outside = os.readlink("/proc/self/ns/net")
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
+
+    def child():
         try:
             os.setresgid(namespaces.UNPRIVILEGED, namespaces.UNPRIVILEGED, namespaces.UNPRIVILEGED)
             os.setresuid(namespaces.UNPRIVILEGED, namespaces.UNPRIVILEGED, namespaces.UNPRIVILEGED)
@@ -276,13 +285,9 @@ def test_a_user_that_is_not_root_gets_its_namespaces_inside_a_user_namespace_of_
                 net = "connected"
             except OSError as exc:
                 net = type(exc).__name__
-            os.write(w, f"{mapped}; {os.readlink('/proc/self/ns/net') != outside}; {net}".encode())
+            return f"{mapped}; {os.readlink('/proc/self/ns/net') != outside}; {net}"
         except OSError as exc:
-            os.write(w, f"failed: {exc}".encode())
-        finally:
-            os._exit(0)
-    os.close(w)
-    with os.fdopen(r) as f:
-        said = f.read()
-    os.waitpid(pid, 0)
+            return f"failed: {exc}"
+
+    said = in_a_child(child)
     assert said == "65534 65534 1; True; OSError", said
