@@ -108,9 +108,12 @@ def _in_the_middle(w_pid: int, w_report: int) -> bool:
 
 
 def _become_keeper(w_report: int) -> None:
-    """In the namespace's first process: fork the grading process, which returns from here, and keep (`_keep`)."""
+    """In the namespace's first process: mount the namespace's own /proc where it may, fork the grading process,
+    which returns from here, and keep (`_keep`)."""
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        with contextlib.suppress(OSError):
+            namespaces.own_proc()
         worker = os.fork()
     except BaseException:  # noqa: BLE001 - the judge hears of it as a failed start
         os._exit(70)
@@ -153,7 +156,7 @@ def _count_left() -> int | None:
     inside its batch worker's Landlock domain): then the processes it reaps after killing them are counted, one
     too few where a dying process reaped its own child first."""
     try:
-        me = int(os.readlink("/proc/self"))  # its pid in the host's /proc, not the namespace's 1
+        me = int(os.readlink("/proc/self"))  # 1 in the namespace's own /proc (own_proc), else its host pid
         os.listdir(f"/proc/{me}/task")
     except (OSError, ValueError):
         return None

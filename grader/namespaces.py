@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import os
 
+CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
@@ -87,6 +88,20 @@ def drop_privileges() -> str:
             return "runs as nobody"
     _set_capabilities(0)
     return "runs without capabilities" if os.geteuid() else "runs as root without capabilities"
+
+
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
+
+
+def own_proc() -> None:
+    """In the first process of a new PID namespace: a mount namespace of its own, with a /proc that shows this PID
+    namespace. CUDA does not start under the host's /proc seen from a new PID namespace (cudaGetDeviceCount:
+    error 304; tools/GPU_RUNS.md, 2026-12-06), and a grading then sees no process outside its own namespace.
+    Raises OSError (inside a Landlock domain, which forbids mounting: a batch's answers)."""
+    libc = _libc()
+    unshare(CLONE_NEWNS)
+    _check(libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None))  # nothing mounted here reaches the host
+    _check(libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None))
 
 
 KINDS = ("pid", "user", "net")

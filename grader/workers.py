@@ -340,13 +340,8 @@ class ForkedWorker:
         self.ofd, owfd = os.pipe()
         jr, self.jw = os.pipe()
         self.private = sandbox.private_folder()  # the worker's only writable folder; removed after its job
-        # Its keeper's pid (grader.containment), or the worker's own where no PID namespace can be made. Not for
-        # a worker that will use NVIDIA GPUs: CUDA fails to start (error 304) in a PID namespace whose /proc is the
-        # host's (seen on an H200, 2026-12-06); such a grading's report says the namespace is missing.
-        if zygote.family == "real" and _has_nvidia_gpus():
-            self.pid, self.report = _fork(), None
-        else:
-            self.pid, self.report = containment.fork_contained(_fork, last=True)  # a handler forks one worker
+        # Its keeper's pid (grader.containment), or the worker's own where no PID namespace can be made.
+        self.pid, self.report = containment.fork_contained(_fork, last=True)  # a handler forks one worker
         if self.pid == 0:
             try:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)

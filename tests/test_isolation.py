@@ -398,8 +398,11 @@ def test_spawned_workers_are_confined_too(tmp_path, monkeypatch):
         assert not target.exists()
         # A spare is started by the zygote, not forked under a keeper: it misses only the PID namespace.
         g = runner.grade(EX, EX.solution_file, device="cpu")
-        assert g.passed and g.unisolated == [f"missing: own PID namespace; "
-                                             f"{sandbox.describe(sandbox._abi(), contained=False)}"], g.isolation
+        # (On a GPU machine the real family's spare starts CUDA's threads first: the line says so at its end.)
+        expected = f"missing: own PID namespace; {sandbox.describe(sandbox._abi(), contained=False)}"
+        assert g.passed and len(g.unisolated) == 1, g.isolation
+        assert g.unisolated[0] == expected or (
+            g.unisolated[0].startswith(expected + " (") and g.unisolated[0].endswith("were not confined)")), g.isolation
     finally:
         daemon.stop(tmp_path / "daemon")
 
