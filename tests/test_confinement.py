@@ -291,3 +291,21 @@ def test_a_user_that_is_not_root_gets_its_namespaces_inside_a_user_namespace_of_
 
     said = in_a_child(child)
     assert said == "65534 65534 1; True; OSError", said
+
+
+def test_a_contained_grading_sees_only_its_own_namespace_in_proc():
+    # CUDA starts only where /proc is the namespace's own (tools/GPU_RUNS.md, 2026-12-06); it also hides every
+    # process outside the grading. Run in a child: fork_contained makes its caller a subreaper.
+    outside = os.getpid()
+
+    def child():
+        pid, report = containment.fork_contained(os.fork, last=True)
+        if pid == 0:
+            seen = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+            os._exit(0 if os.readlink("/proc/self") == str(os.getpid()) and outside not in seen
+                     and seen == [1, os.getpid()] else 1)
+        _, status = os.waitpid(pid, 0)
+        worker_status, left = containment.outcome(report, status)
+        return f"{os.waitstatus_to_exitcode(worker_status)} {left}"
+
+    assert in_a_child(child) == "0 0"
