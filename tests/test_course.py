@@ -2,6 +2,8 @@
 grader as shipped and every solution passes, on every leg that applies. The rules are grader.authoring's, which
 `devcourse dev check` applies too (tests/test_dev_check.py runs that command)."""
 
+import functools
+
 import pytest
 
 from grader import ROOT, course, runner
@@ -49,30 +51,44 @@ def test_no_file_without_metadata():
     assert not found, said(found)
 
 
-@pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
-def test_shipped_exercise_fails_with_its_message(ex):
-    found = submissions.verdict_problems(ex, "shipped", ex.exercise_file, runner.grade(ex, ex.exercise_file))
-    assert not found, said(found)
-
-
-@pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
-def test_solution_passes_on_every_leg(ex):
-    found = submissions.verdict_problems(ex, "solution", ex.solution_file, runner.grade(ex, ex.solution_file))
-    assert not found, said(found)
-
-
 # Other submissions of every exercise, kept in tests/submissions/<exercise>/: right_*.py must pass on every
 # leg; wrong_*.py must fail, with the phrase on their first line ('# expect: <phrase>') in a failure message.
 SUBMISSIONS = sorted((ROOT / "tests" / "submissions").glob("*/*.py"))
+FIRST: dict[tuple[str, str], object] = {}  # (exercise, "right" or "wrong") -> its first submission
+for _p in SUBMISSIONS:
+    FIRST.setdefault((_p.parent.name, _p.stem.split("_")[0]), _p)
 
 
 def _sample(paths):
     """`make test` grades the first right and the first wrong submission of each exercise; `make test-all`
     grades every one (a sweep: each grader's behaviour is met once in the sample)."""
-    first = {}
-    for p in paths:
-        first.setdefault((p.parent.name, p.stem.split("_")[0]), p)
-    return [p if p in first.values() else pytest.param(p, marks=pytest.mark.exhaustive) for p in paths]
+    return [p if p in FIRST.values() else pytest.param(p, marks=pytest.mark.exhaustive) for p in paths]
+
+
+@functools.cache
+def _graded(name: str) -> dict:
+    """The shipped file, the solution and the sampled submissions of one exercise, graded in one batch per leg
+    family (runner.grade_many, as a class is): the checks are collected once for the four."""
+    ex = course.get(name)
+    paths = [ex.exercise_file, ex.solution_file, *(FIRST[(name, k)] for k in ("right", "wrong") if (name, k) in FIRST)]
+    return dict(zip(paths, runner.grade_many(ex, paths)))
+
+
+def _grade(ex, path):
+    graded = _graded(ex.name)
+    return graded[path] if path in graded else runner.grade(ex, path)
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
+def test_shipped_exercise_fails_with_its_message(ex):
+    found = submissions.verdict_problems(ex, "shipped", ex.exercise_file, _grade(ex, ex.exercise_file))
+    assert not found, said(found)
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
+def test_solution_passes_on_every_leg(ex):
+    found = submissions.verdict_problems(ex, "solution", ex.solution_file, _grade(ex, ex.solution_file))
+    assert not found, said(found)
 
 
 @pytest.mark.parametrize("path", _sample(SUBMISSIONS), ids=[f"{p.parent.name}/{p.stem}" for p in SUBMISSIONS])
@@ -81,7 +97,7 @@ def test_other_submissions(path):
     assert path.stem.startswith(("right_", "wrong_")), f"{path.name}: name it right_*.py or wrong_*.py"
     if path.stem.startswith("wrong_"):
         assert files.expectation(path), f"{path}: a wrong submission starts with '# expect: <phrase>'"
-    found = submissions.verdict_problems(ex, path.stem, path, runner.grade(ex, path))
+    found = submissions.verdict_problems(ex, path.stem, path, _grade(ex, path))
     assert not found, said(found)
 
 
