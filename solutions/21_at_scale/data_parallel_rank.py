@@ -18,9 +18,10 @@ over its shard of the data, and returns the mean loss over the samples of every 
       each rank all-reduces, once, at the end, a tensor of two values, the sum of its samples' losses and its
       number of samples. Python waits for the device only to read the result
 
-On a single machine whose ranks each have a GPU it trains, slowly. On a cluster it has four bugs of the chapters
-of this part: a device numbered by the wrong rank, a total handed to NCCL on the CPU, batches that are not in
-memory a copy can run from asynchronously, and a host that waits for every prefetch. Fix them.
+It has four bugs of the chapters of this part: a device numbered by the wrong rank, a total handed to NCCL on the
+CPU, batches that are not in memory a copy can run from asynchronously, and a host that waits for every prefetch.
+On one machine it trains a whole pass, slowly, before the reduction of its totals fails; on the second node of a
+cluster it does not start. Fix them.
 
 Check your fix with:  devcourse check data_parallel_rank
 """

@@ -1251,6 +1251,18 @@ def test_load_without_map_location_restores_the_saved_device():
         torch.serialization.default_restore_location(storage, "cuda:1")  # the location a GPU run writes
 
 
+def test_load_state_dict_copies_into_the_parameters():
+    model = torch.nn.Linear(3, 2).double()
+    before = list(model.parameters())
+    model.load_state_dict(torch.nn.Linear(3, 2).state_dict())  # float32 tensors, on the CPU
+    assert [p is q for p, q in zip(model.parameters(), before)] == [True, True]
+    assert {p.dtype for p in model.parameters()} == {torch.float64}
+    with torch.device("meta"):
+        on_meta = torch.nn.Linear(3, 2)
+    on_meta.load_state_dict(torch.nn.Linear(3, 2).state_dict())  # copied into meta tensors: they stay on meta
+    assert all(p.is_meta for p in on_meta.parameters())
+
+
 def test_a_forward_under_no_grad_or_inference_mode_records_no_graph():
     layer = torch.nn.Linear(3, 2)
     recorded = layer(torch.ones(4, 3))
