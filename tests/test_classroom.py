@@ -461,7 +461,8 @@ def test_assignments_follow_the_parts_of_the_book_or_its_chapters():
 
     parts = generate.assignments()
     assert [a for a, _, _ in parts] == ["part1-where-tensors-live", "part2-feeding-the-device",
-                                        "part3-inside-the-accelerator", "part4-putting-it-together"]
+                                        "part3-inside-the-accelerator", "part4-putting-it-together",
+                                        "part5-beyond-one-device"]
     assert sum(len(exs) for _, _, groups in parts for _, exs in groups) == len(course.load())
     chapters = generate.assignments(per_chapter=True, only=["masked_mean", "noise_batch"])
     assert [a for a, _, _ in chapters] == ["tensors-and-devices", "device-mismatch"]

@@ -234,10 +234,10 @@ def test_list_prints_the_exercises_and_json_for_scripts(folder, capsys):
                                     "points": FIRST.points, "capstone": False, "status": NOT_STARTED,
                                     "passed_in": [], "gave_up": False, "file": f"exercises/{FIRST.path}"}
     assert [e["name"] for e in data["exercises"] if e["capstone"]] == [
-        e.name for e in EXERCISES if e.title.startswith("Capstone:")] and len(course.parts()) == 4
+        e.name for e in EXERCISES if e.title.startswith("Capstone:")] and len(course.parts()) == 5
     code, out = run(capsys, "list")
     capstones = re.findall(r"\| (\w+) \* +\|", out)
-    assert capstones == [e["name"] for e in data["exercises"] if e["capstone"]] and len(capstones) == 4, out
+    assert capstones == [e["name"] for e in data["exercises"] if e["capstone"]] and len(capstones) == 6, out
     assert "* a capstone: several bugs of its part of the book in one program" in out
     for ex in EXERCISES:
         run(capsys, "skip", ex.name)

@@ -1236,3 +1236,114 @@ def test_rename_privateuse1_names_the_device_type():
         assert torch._C._get_privateuse1_backend_name() == "sim"
         assert torch._C._dispatch_has_kernel_for_dispatch_key("aten::empty.memory_format", "PrivateUse1")
     """)
+
+
+# at-scale.md
+
+def test_load_without_map_location_restores_the_saved_device():
+    import io
+    saved = io.BytesIO()
+    torch.save({"w": torch.ones(2, device="meta")}, saved)  # a device this CPU build has: meta
+    saved.seek(0)
+    assert torch.load(saved, weights_only=True)["w"].is_meta  # back where it was saved, with no map_location
+    storage = torch.ones(2).untyped_storage()
+    with pytest.raises(RuntimeError, match="Attempting to deserialize object on a CUDA device"):
+        torch.serialization.default_restore_location(storage, "cuda:1")  # the location a GPU run writes
+
+
+def test_load_state_dict_copies_into_the_parameters():
+    model = torch.nn.Linear(3, 2).double()
+    before = list(model.parameters())
+    model.load_state_dict(torch.nn.Linear(3, 2).state_dict())  # float32 tensors, on the CPU
+    assert [p is q for p, q in zip(model.parameters(), before)] == [True, True]
+    assert {p.dtype for p in model.parameters()} == {torch.float64}
+    with torch.device("meta"):
+        on_meta = torch.nn.Linear(3, 2)
+    on_meta.load_state_dict(torch.nn.Linear(3, 2).state_dict())  # copied into meta tensors: they stay on meta
+    assert all(p.is_meta for p in on_meta.parameters())
+
+
+def test_a_forward_under_no_grad_or_inference_mode_records_no_graph():
+    layer = torch.nn.Linear(3, 2)
+    recorded = layer(torch.ones(4, 3))
+    assert recorded.grad_fn is not None and recorded.grad_fn._saved_mat1 is not None  # the input, kept for backward
+    for mode in (torch.no_grad, torch.inference_mode):
+        with mode():
+            out = layer(torch.ones(4, 3))
+        assert out.grad_fn is None and not out.requires_grad
+
+
+def test_inference_tensors_have_no_version_counter_and_are_not_saved_for_backward():
+    layer = torch.nn.Linear(3, 2)
+    with torch.inference_mode():
+        out = layer(torch.ones(4, 3))
+    assert out.is_inference()
+    with pytest.raises(RuntimeError, match="Inference tensors do not track version counter"):
+        out._version
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
+        torch.nn.Linear(2, 1)(out).sum().backward()
+
+
+def test_torchrun_ranks_count_across_nodes_and_local_ranks_restart():
+    from torch.distributed.elastic.agent.server import api, local_elastic_agent
+
+    class Spec:  # what _assign_worker_ranks reads of a WorkerSpec
+        role, local_world_size = "trainer", 2
+
+    store = torch.distributed.HashStore()
+    # Two nodes (agents) of two processes: the second node's agent has written its role first.
+    store.set("torchelastic/role_info/1", api._RoleInstanceInfo("trainer", 1, 2).serialize())
+    workers = [w for node in (0, 1) for w in api.SimpleElasticAgent._assign_worker_ranks(None, store, node, 2, Spec())]
+    assert [(w.local_rank, w.global_rank, w.world_size) for w in workers] == [(0, 0, 4), (1, 1, 4), (0, 2, 4), (1, 3, 4)]
+    source = pathlib.Path(local_elastic_agent.__file__).read_text()
+    assert '"RANK": str(worker.global_rank)' in source and 'worker_env["LOCAL_RANK"] = str(local_rank)' in source
+    # --virtual-local-rank: LOCAL_RANK 0 and one visible GPU per process
+    assert 'worker_env["LOCAL_RANK"] = "0"' in source and 'worker_env["CUDA_VISIBLE_DEVICES"] = visible_gpu' in source
+    assert "--virtual-local-rank" in pathlib.Path(torchrun.__file__).read_text()
+
+
+def test_a_group_without_a_cpu_backend_refuses_cpu_tensors_and_nccl_has_none():
+    from torch.distributed.distributed_c10d import Backend, BackendConfig
+
+    assert Backend.backend_capability["nccl"] == ["cuda"]
+    assert BackendConfig(Backend("nccl")).get_device_backend_map() == {"cuda": "nccl"}
+    assert BackendConfig(Backend("cpu:gloo,cuda:nccl")).get_device_backend_map() == {"cpu": "gloo", "cuda": "nccl"}
+    # A group whose only backend serves CUDA tensors (NCCL cannot start on this CPU build; Gloo stands in for it):
+    _in_a_fresh_process("""
+        import torch, torch.distributed as dist
+        dist.init_process_group("cuda:gloo", store=dist.HashStore(), rank=0, world_size=1)
+        try:
+            dist.all_reduce(torch.zeros(2))
+        except RuntimeError as exc:
+            assert str(exc) == "No backend type associated with device type cpu", exc
+        else:
+            raise AssertionError("a CPU tensor was reduced by a group without a CPU backend")
+    """)
+
+
+def test_wait_stream_and_synchronize_as_documented():
+    wait, sync = torch.cuda.Stream.wait_stream.__doc__, torch.cuda.Stream.synchronize.__doc__
+    assert "All future work submitted to this stream will wait until all kernels" in wait
+    assert "returns without waiting for currently enqueued" in " ".join(wait.split())
+    assert "Wait for all the kernels in this stream to complete." in sync and "cudaStreamSynchronize" in sync
+
+
+def test_record_stream_as_documented():
+    doc = " ".join(torch.Tensor.record_stream.__doc__.split())
+    assert "The caching allocator is aware of only the stream where a tensor was allocated." in doc
+    assert "if a tensor is used on a stream different from the stream of origin, the allocator might reuse the memory unexpectedly" in doc
+
+
+def test_cpp_stacktraces_switch():
+    import os
+    import subprocess
+    import sys
+
+    def error(value):
+        done = subprocess.run([sys.executable, "-c", "import torch\ntorch.zeros(2) + torch.zeros(3)"], capture_output=True,
+                              text=True, timeout=300, env={**os.environ, "TORCH_SHOW_CPP_STACKTRACES": value,
+                                                          "TORCH_DISABLE_ADDR2LINE": "1"})  # unsymbolised: faster
+        return done.stderr
+    without, with_frames = error("0"), error("1")
+    assert "The size of tensor a (2) must match" in without and "Exception raised from" not in without
+    assert "Exception raised from infer_size_impl" in with_frames and re.search(r"^#\d+ ", with_frames, re.M)
