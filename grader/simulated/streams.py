@@ -132,12 +132,16 @@ class SimStream(_CStream):
         return f"torch.Stream device_type={DEVICE_TYPE}, device_index={self._idx}, stream_id={self._sid}"
 
     def __enter__(self):
-        self._prev.append(current_stream(self._idx))
+        # as THPStream_enter: the stream's device becomes current too, and both are restored on exit
+        self._prev.append((config.CURRENT[0], current_stream(self._idx)))
+        config.CURRENT[0] = self._idx
         set_stream(self)
         return self
 
     def __exit__(self, *exc):
-        set_stream(self._prev.pop())
+        device, stream = self._prev.pop()
+        set_stream(stream)
+        config.CURRENT[0] = device
         return False
 
 
@@ -247,14 +251,18 @@ class _StreamContext:
         self.prev = None
 
     def __enter__(self):
+        # as torch.cuda.StreamContext: torch.cuda.set_stream makes the stream's device current too
         if self.stream is not None:
-            self.prev = current_stream(self.stream._idx)
+            self.prev = (config.CURRENT[0], current_stream(self.stream._idx))
+            config.CURRENT[0] = self.stream._idx
             set_stream(self.stream)
         return self.stream
 
     def __exit__(self, *exc):
         if self.stream is not None:
-            set_stream(self.prev)
+            device, stream = self.prev
+            set_stream(stream)
+            config.CURRENT[0] = device
         return False
 
 

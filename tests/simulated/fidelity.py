@@ -1520,6 +1520,7 @@ def _c_data_parallel_cpu_module(dev):
 def _c_record_stream(dev):
     side = torch.get_device_module(dev).Stream()
     x = torch.ones(3, device=dev)
+    side.wait_stream(torch.get_device_module(dev).current_stream())  # x is written on the current stream
     with torch.get_device_module(dev).stream(side):
         y = x * 2
     torch.get_device_module(dev).current_stream().wait_stream(side)
