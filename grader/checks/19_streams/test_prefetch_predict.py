@@ -10,7 +10,7 @@ race and passes: where the copies ran is not judged (a copy can be made in too m
 
 import torch
 
-from grader.expect import expect_close, expect_device, expect_tensor, fail, no_round_trips, running, spin
+from grader.expect import expect_close, expect_device, expect_tensor, fail, measure, running, spin
 
 RACE = ("predict_all(...) returned wrong outputs for batch {i} (of {n}): its block of device memory was handed to "
         "the next batch while the model still read it. The batch was allocated on the copy stream and freed when "
@@ -65,6 +65,10 @@ def test_outputs_are_right(submission, device):
 
 def test_python_does_not_wait_for_the_device(submission, device):
     model, batches, _ = setup(device)
-    with no_round_trips(device, "predict_all"):
+    with measure(device) as m:
         call(submission, device, model, batches)
+    if m.waits:
+        fail(f"predict_all(...) made {m.describe_waits()}: Python waited for {device}, and the function is meant only "
+             "to queue work. Order the streams on the device instead: stream.wait_stream(other) or "
+             "stream.wait_event(event) make a stream wait without stopping Python.")
 

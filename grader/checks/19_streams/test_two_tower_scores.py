@@ -9,7 +9,7 @@ current one (running both on one stream hides the race and drops the overlap the
 import torch
 import torch.nn.functional as F
 
-from grader.expect import expect_close, expect_device, expect_tensor, fail, no_round_trips, running, spin
+from grader.expect import expect_close, expect_device, expect_tensor, fail, measure, running, spin
 
 
 class SlowImageEncoder(torch.nn.Module):
@@ -58,8 +58,12 @@ def test_scores_are_right(submission, device):
 
 def test_python_does_not_wait_for_the_device(submission, device):
     args, _ = setup(device)
-    with no_round_trips(device, "score_pairs"):
+    with measure(device) as m:
         call(submission, device, args)
+    if m.waits:
+        fail(f"score_pairs(...) made {m.describe_waits()}: Python waited for {device}, and the function is meant only "
+             "to queue work. Order the streams on the device instead: stream.wait_stream(other) or "
+             "stream.wait_event(event) make a stream wait without stopping Python.")
 
 
 def test_the_encoders_run_on_two_streams(submission, device):
