@@ -94,10 +94,12 @@ def format_size(size: int) -> str:
 
 
 class Block:
-    __slots__ = ("size", "addr", "seg", "prev", "next", "allocated", "small", "requested", "stream", "__weakref__")
+    __slots__ = ("size", "addr", "seg", "prev", "next", "allocated", "small", "requested", "stream", "held",
+                 "__weakref__")
 
     def __init__(self, size, addr, seg, small, stream=0):
         self.stream = stream  # the stream its segment was allocated for: only that stream's requests reuse it
+        self.held = False  # freed, but kept from reuse until the streams record_stream named are done (hold)
         self.size = size
         self.addr = addr
         self.seg = seg
@@ -250,11 +252,28 @@ class CachingAllocator:
     def release(self, block) -> None:
         if block is None or not block.allocated:
             return
-        small = block.small
         block.allocated = False
-        self._account(small, -1, block.size, block.requested)
+        self._account(block.small, -1, block.size, block.requested)
+        self._to_pool(block)
+
+    def hold(self, block) -> None:
+        """Free ``block`` (the counters say so at once, as CUDA's free() does) but keep it from reuse until
+        ``unhold``: a block record_stream named other streams for, until their work at the free has ended."""
+        if block is None or not block.allocated:
+            return
+        block.allocated = False
+        block.held = True
+        self._account(block.small, -1, block.size, block.requested)
+
+    def unhold(self, block) -> None:
+        if block is not None and block.held:
+            block.held = False
+            self._to_pool(block)
+
+    def _to_pool(self, block) -> None:
+        """Merge a free block with its free neighbours and make it available again."""
         for nb in (block.prev, block.next):
-            if nb is not None and not nb.allocated:
+            if nb is not None and not nb.allocated and not nb.held:
                 self._remove_free(nb)
                 if nb is block.prev:
                     nb.size += block.size
@@ -273,7 +292,7 @@ class CachingAllocator:
         """Return every entirely free segment to the (virtual) driver."""
         keep = []
         for first in self.segments:
-            if not first.allocated and first.next is None:
+            if not first.allocated and not first.held and first.next is None:
                 self._remove_free(first)
                 self._stat("segment", first.small, -1)
                 self._stat("reserved_bytes", first.small, -first.size)
@@ -373,7 +392,7 @@ class CachingAllocator:
         for first in self.segments:  # free blocks of segments that are in use (cannot be released)
             b = first
             while b is not None:
-                if not b.allocated and (b.prev is not None or b.next is not None):
+                if not b.allocated and not b.held and (b.prev is not None or b.next is not None):
                     for pool in ("all", "small_pool" if b.small else "large_pool"):
                         split[pool][0] += 1
                         split[pool][1] += b.size

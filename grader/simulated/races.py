@@ -145,6 +145,7 @@ def free(allocator, ref) -> bool:
             waits[key] = clock.streams.get(key, 0.0)
     if not waits:
         return True
+    allocator.hold(block)
     _deferred.append((allocator, block, waits))
     return False
 
@@ -160,7 +161,7 @@ def process_deferred() -> None:
             for key, t in waits.items():
                 if t > clock.host_known.get(key, -1.0):
                     clock.host_known[key] = t
-            allocator.release(block)
+            allocator.unhold(block)
         else:
             keep.append((allocator, block, waits))
     _deferred[:] = keep
