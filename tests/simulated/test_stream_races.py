@@ -205,3 +205,12 @@ def test_the_allocator_counts_no_block_twice(streams):
     torch.empty(1, device=DEV)
     assert allocators[0].allocated <= start + 2 * 512 + 512
     assert gs.is_installed()
+
+
+def test_waits_are_transitive(streams, rec):
+    current, side = streams
+    x = side_write(current, side)
+    third = torch.Stream(DEV)
+    third.wait_stream(side)  # third is ordered after the side stream's write...
+    current.wait_event(third.record_event())  # ...and the current stream after third
+    assert read_on_current(x) == 64.0 and not rec.stream_races
