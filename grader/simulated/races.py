@@ -35,6 +35,7 @@ _log: list["_Op"] = []
 _writes: dict[int, tuple] = {}  # CPU storage key -> (stream key, end) of the last op that wrote it
 _deferred: list[tuple] = []  # frees that record_stream delays: (device index, block, {stream key: time})
 _LOG_LIMIT = 4096
+_prune_at = [64]
 
 
 class _Op:
@@ -45,6 +46,7 @@ class _Op:
 
 
 def reset() -> None:
+    _prune_at[0] = 64
     _log.clear()
     _writes.clear()
     _deferred.clear()
@@ -104,8 +106,9 @@ def op(idx, end, reads, outs) -> bool:
         note_stream_race("read before the write", config.dev(idx), stale[1], key[1])
     _log.append(_Op(key, end, frozenset(read_keys), tuple(t._data for t in reads if hasattr(t, "_data")),
                     tuple(ranges), tuple(out_data)))
-    if len(_log) > 64:
+    if len(_log) > _prune_at[0]:
         _forget_known()
+        _prune_at[0] = len(_log) + 64  # what the host has not waited for stays: look again 64 ops later
     return stale is not None
 
 
