@@ -32,6 +32,7 @@ from .instruments import note_stream_race
 
 # ops logged while some stream's knowledge may still lack them, in launch order
 _log: list["_Op"] = []
+_cross: list["_Op"] = []  # those of _log that used a block of another stream's segment (what a reuse may overtake)
 _writes: dict[int, tuple] = {}  # CPU storage key -> (stream key, end) of the last op that wrote it
 _deferred: list[tuple] = []  # frees that record_stream delays: (device index, block, {stream key: time})
 _LOG_LIMIT = 4096
@@ -48,6 +49,7 @@ class _Op:
 def reset() -> None:
     _prune_at[0] = 64
     _log.clear()
+    _cross.clear()
     _writes.clear()
     _deferred.clear()
 
@@ -104,8 +106,11 @@ def op(idx, end, reads, outs) -> bool:
         for d in out_data:
             poison(d)
         note_stream_race("read before the write", config.dev(idx), stale[1], key[1])
-    _log.append(_Op(key, end, frozenset(read_keys), tuple(t._data for t in reads if hasattr(t, "_data")),
-                    tuple(ranges), tuple(out_data)))
+    entry = _Op(key, end, frozenset(read_keys), tuple(t._data for t in reads if hasattr(t, "_data")),
+                tuple(ranges), tuple(out_data))
+    _log.append(entry)
+    if ranges:
+        _cross.append(entry)
     if len(_log) > _prune_at[0]:
         _forget_known()
         _prune_at[0] = len(_log) + 64  # what the host has not waited for stays: look again 64 ops later
@@ -123,6 +128,8 @@ def _forget_known() -> None:
     """Drop what the host has waited for: every later op is ordered after it."""
     host = clock.host_known
     _log[:] = [o for o in _log if host.get(o.key, -1.0) < o.end][-_LOG_LIMIT:]
+    kept = set(map(id, _log))
+    _cross[:] = [o for o in _cross if id(o) in kept and o.ranges]
     for k in [k for k, (s, end) in _writes.items() if host.get(s, -1.0) >= end]:
         del _writes[k]
 
@@ -174,18 +181,18 @@ def allocated(idx, block) -> None:
     """``block`` was just handed to a new tensor on the current stream of device ``idx``: an op of another
     stream that used its memory and that this stream's next op is not ordered after may see the new owner's
     data."""
-    if block is None or not _log:
+    if block is None or not _cross:
         return
     key = stream_key(idx)
     known = _knowledge(key)
     lo, hi = block.addr, block.addr + block.size
-    for i, o in enumerate(_log):
+    for o in list(_cross):
         if o.key == key or not o.ranges or known.get(o.key, -1.0) >= o.end:
             continue
         if any(a < hi and lo < b for a, b in o.ranges):
             o.ranges = ()
             note_stream_race("reused while in use", config.dev(idx), key[1], o.key[1])
-            _poison_from(i)
+            _poison_from(_log.index(o))
 
 
 def _poison_from(i) -> None:
