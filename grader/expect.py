@@ -250,6 +250,15 @@ def keep_busy(device: torch.device) -> None:
             x = x * 1.0
 
 
+def spin(device: torch.device, ms: float) -> None:
+    """Queue, on the current stream of ``device``, a kernel that keeps that stream busy at least ``ms`` milliseconds:
+    ``_sleep`` of the device module, in clock cycles counted at 2 GHz (no NVIDIA data-centre GPU clocks faster; the
+    simulator counts 1.5 GHz on its virtual clock). A race between streams shows on a GPU only while the stream
+    that writes is still busy; inside a grader's module it makes the race show on every draw."""
+    with torch.accelerator.device_index(device.index):  # _sleep runs on the current device
+        torch.get_device_module(device.type)._sleep(int(ms * 2_000_000))
+
+
 def expect_tensor(value, what: str) -> torch.Tensor:
     if not isinstance(value, torch.Tensor):
         got = "None (is a return statement missing?)" if value is None else f"a {type(value).__name__}"

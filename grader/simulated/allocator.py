@@ -16,7 +16,12 @@ behave as on a GPU.
 
 Sizes are exact, so tests can assert them (see ``round_size`` and ``allocation_size``).
 Not modelled: CUDA's context and library workspaces (cuBLAS/cuDNN allocate theirs from the allocator on a
-GPU, e.g. about 32 MiB at the first matmul of a thread on Hopper), streams, ``expandable_segments``.
+GPU, e.g. about 32 MiB at the first matmul of a thread on Hopper), ``expandable_segments``.
+
+Streams: each segment belongs to the stream it was allocated for, and only that stream's requests reuse its
+free blocks (CUDA's BlockPool is searched by stream). A freed block is free at once, whatever other stream
+still uses it, unless ``record_stream`` named that stream: then it waits until that stream's work at the free
+has ended (races.py keeps those frees, as CUDA's allocator keeps events).
 """
 
 from __future__ import annotations
@@ -89,9 +94,12 @@ def format_size(size: int) -> str:
 
 
 class Block:
-    __slots__ = ("size", "addr", "seg", "prev", "next", "allocated", "small", "requested", "__weakref__")
+    __slots__ = ("size", "addr", "seg", "prev", "next", "allocated", "small", "requested", "stream", "held",
+                 "__weakref__")
 
-    def __init__(self, size, addr, seg, small):
+    def __init__(self, size, addr, seg, small, stream=0):
+        self.stream = stream  # the stream its segment was allocated for: only that stream's requests reuse it
+        self.held = False  # freed, but kept from reuse until the streams record_stream named are done (hold)
         self.size = size
         self.addr = addr
         self.seg = seg
@@ -209,14 +217,14 @@ class CachingAllocator:
                 b.peak = b.current
 
     # --- allocation --------------------------------------------------------------------------
-    def alloc(self, nbytes: int):
-        """Allocate a block for ``nbytes``; returns the Block (None for 0 bytes)."""
+    def alloc(self, nbytes: int, stream: int = 0):
+        """Allocate a block for ``nbytes`` on stream ``stream`` (an id); returns the Block (None for 0 bytes)."""
         size = round_size(nbytes)
         if size == 0:
             return None
         small = size <= SMALL_SIZE
         pool = self.free_small if small else self.free_large
-        block = self._take_free(pool, size)
+        block = self._take_free(pool, size, stream)
         if block is None:
             seg_size = allocation_size(size)
             if not self._fits(seg_size):
@@ -226,10 +234,10 @@ class CachingAllocator:
                 if not self._fits(seg_size):
                     self.num_ooms += 1
                     raise self._oom(seg_size)
-            block = self._new_segment(seg_size, small)
+            block = self._new_segment(seg_size, small, stream)
         remaining = block.size - size
         if remaining >= MIN_BLOCK if small else remaining > SMALL_SIZE:
-            rest = Block(remaining, block.addr + size, block.seg, small)
+            rest = Block(remaining, block.addr + size, block.seg, small, block.stream)
             rest.prev, rest.next = block, block.next
             if block.next is not None:
                 block.next.prev = rest
@@ -244,11 +252,28 @@ class CachingAllocator:
     def release(self, block) -> None:
         if block is None or not block.allocated:
             return
-        small = block.small
         block.allocated = False
-        self._account(small, -1, block.size, block.requested)
+        self._account(block.small, -1, block.size, block.requested)
+        self._to_pool(block)
+
+    def hold(self, block) -> None:
+        """Free ``block`` (the counters say so at once, as CUDA's free() does) but keep it from reuse until
+        ``unhold``: a block record_stream named other streams for, until their work at the free has ended."""
+        if block is None or not block.allocated:
+            return
+        block.allocated = False
+        block.held = True
+        self._account(block.small, -1, block.size, block.requested)
+
+    def unhold(self, block) -> None:
+        if block is not None and block.held:
+            block.held = False
+            self._to_pool(block)
+
+    def _to_pool(self, block) -> None:
+        """Merge a free block with its free neighbours and make it available again."""
         for nb in (block.prev, block.next):
-            if nb is not None and not nb.allocated:
+            if nb is not None and not nb.allocated and not nb.held:
                 self._remove_free(nb)
                 if nb is block.prev:
                     nb.size += block.size
@@ -267,7 +292,7 @@ class CachingAllocator:
         """Return every entirely free segment to the (virtual) driver."""
         keep = []
         for first in self.segments:
-            if not first.allocated and first.next is None:
+            if not first.allocated and not first.held and first.next is None:
                 self._remove_free(first)
                 self._stat("segment", first.small, -1)
                 self._stat("reserved_bytes", first.small, -first.size)
@@ -277,8 +302,8 @@ class CachingAllocator:
         self.segments = keep
 
     # --- helpers -----------------------------------------------------------------------------
-    def _new_segment(self, seg_size, small):
-        b = Block(seg_size, self._next_addr, None, small)
+    def _new_segment(self, seg_size, small, stream=0):
+        b = Block(seg_size, self._next_addr, None, small, stream)
         b.seg = b
         self._next_addr += seg_size
         self.segments.append(b)
@@ -287,12 +312,14 @@ class CachingAllocator:
         self.num_device_alloc += 1
         return b
 
-    def _take_free(self, pool, size):
+    def _take_free(self, pool, size, stream=0):
+        # the smallest free block that fits, of a segment of this stream (CUDA's pools are per stream)
         i = bisect.bisect_left(pool, (size, -1))
-        if i == len(pool):
-            return None
-        _, _, block = pool.pop(i)
-        return block
+        while i < len(pool):
+            if pool[i][2].stream == stream:
+                return pool.pop(i)[2]
+            i += 1
+        return None
 
     def _insert_free(self, block):
         pool = self.free_small if block.small else self.free_large
@@ -365,7 +392,7 @@ class CachingAllocator:
         for first in self.segments:  # free blocks of segments that are in use (cannot be released)
             b = first
             while b is not None:
-                if not b.allocated and (b.prev is not None or b.next is not None):
+                if not b.allocated and not b.held and (b.prev is not None or b.next is not None):
                     for pool in ("all", "small_pool" if b.small else "large_pool"):
                         split[pool][0] += 1
                         split[pool][1] += b.size

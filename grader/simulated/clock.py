@@ -17,6 +17,17 @@ Copies in flight
   race: the device sees the new (or torn) data, and the recorder notes a ``RaceRecord``.
 * pageable sources are staged by CUDA before ``copy_`` returns: the copy is immediate, and with
   ``non_blocking=False`` the host also waits for the device (a sync point).
+
+Streams
+-------
+Each stream has its own queue: an op starts when the host launched it and its stream's earlier work ended.
+``clock.device[i]`` is when device ``i`` has run everything (the last of its streams). A stream's work is
+ordered after another stream's only by a wait: ``wait_stream``, ``wait_event``, or the host's own waits
+(``synchronize``, an event's ``synchronize``, a query that answered True), which every later launch inherits.
+``known`` keeps, per stream and for the host, up to which time of each other stream it has waited
+(a vector clock); races.py reads it to decide what a read on one stream may see of another's writes.
+Implicit sync points (``item()``, a blocking copy, ``nonzero``) wait for the current stream only, as
+CUDA's ``cudaStreamSynchronize`` of the current stream; ``torch.sim.synchronize()`` waits for every stream.
 """
 
 from __future__ import annotations
@@ -43,6 +54,13 @@ class Clock:
         self.device = [0.0] * count
         self.pending = []  # D2H: (complete_time, device_index, dst_cpu, src_snapshot)
         self.pending_h2d = []  # H2D: [complete_time, device_index, dst_data, src_pinned, src_version, applied]
+        # Streams (see "Streams" above). Until a side stream is made (``side``), each device's default stream is
+        # its whole queue and nothing below is kept.
+        self.side = False
+        self.current = {}  # device index -> current stream id (0: the default stream)
+        self.streams = {}  # (device index, stream id) -> when that stream's queue is empty
+        self.known = {}  # stream key -> {stream key: time}: the work of other streams this stream waited for
+        self.host_known = {}  # the same for the host: what its waits (syncs, queries) made it wait for
 
 
 clock = Clock()
@@ -122,13 +140,72 @@ def device_time(device=None) -> float:
     return clock.device[config.index(device)] / 1000.0
 
 
+def stream_key(idx, sid=None):
+    """(device index, stream id) of stream ``sid`` of device ``idx`` (None: its current stream)."""
+    return (idx, clock.current.get(idx, 0) if sid is None else sid)
+
+
+def stream_end(idx, sid=None) -> float:
+    """When the queue of stream ``sid`` of device ``idx`` (None: the current stream) is empty."""
+    c = clock
+    if not c.side:
+        return c.device[idx]
+    return c.streams.get(stream_key(idx, sid), 0.0)
+
+
+def set_stream_end(idx, sid, t) -> None:
+    c = clock
+    if not c.side:
+        c.device[idx] = t
+        return
+    c.streams[stream_key(idx, sid)] = t
+    if t > c.device[idx]:
+        c.device[idx] = t
+
+
+def start_side_streams() -> None:
+    """A side stream was made: from now on each stream keeps its own queue (the default streams' queues are
+    the devices' queues so far)."""
+    c = clock
+    if c.side:
+        return
+    c.side = True
+    for i, t in enumerate(c.device):
+        c.streams[(i, 0)] = t
+
+
+def merge_known(into: dict, other: dict) -> None:
+    for k, t in other.items():
+        if t > into.get(k, -1.0):
+            into[k] = t
+
+
+def host_waited(key, t) -> None:
+    """The host waited for stream ``key`` up to time ``t`` (so it knows what that stream had waited for)."""
+    c = clock
+    if not c.side:
+        return
+    if t > c.host_known.get(key, -1.0):
+        c.host_known[key] = t
+    known = c.known.get(key)
+    if known:
+        merge_known(c.host_known, known)
+
+
 def launch(idx, cost=None, name=None):
     c = clock
     c.host += config.LAUNCH_US
     if cost is None:
         cost = config.KERNEL_US if realtime.kernel_us is None else realtime.kernel_us
-    d = c.device[idx]
-    c.device[idx] = (c.host if c.host > d else d) + cost
+    if c.side:
+        key = (idx, c.current.get(idx, 0))
+        d = c.streams.get(key, 0.0)
+        end = c.streams[key] = (c.host if c.host > d else d) + cost
+        if end > c.device[idx]:
+            c.device[idx] = end
+    else:
+        d = c.device[idx]
+        c.device[idx] = (c.host if c.host > d else d) + cost
     if realtime.kernel_us is not None:
         realtime.launched(idx, cost)
     if _recorders:
@@ -148,7 +225,7 @@ def queue_h2d(idx, dst_data, src):
     to ``src`` are noticed through its version counter (every in-place torch op on it or on a view of it
     bumps it; writes through ``.numpy()`` or ``.data`` are not seen, nor any write to an inference tensor,
     which has no version counter: a pinned batch made under torch.inference_mode())."""
-    clock.pending_h2d.append([clock.device[idx], idx, dst_data, src, _version(src), False])
+    clock.pending_h2d.append([stream_end(idx), idx, dst_data, src, _version(src), False])
 
 
 def _version(t):
@@ -207,9 +284,10 @@ def reached(t, real=None) -> bool:
 
 
 # ----------------------------------------------------------------- sync points
-def sync(reason, idx=None):
-    """Host waits for device ``idx`` (all devices when None).  Recorded once per outermost user-visible
-    reason (the syncs nested inside e.g. print are folded into it)."""
+def sync(reason, idx=None, sid=None):
+    """Host waits for device ``idx`` (all devices when None): for its stream ``sid``, else for every stream of it
+    where ``reason`` is an explicit ``synchronize``, else for its current stream (an implicit sync point).
+    Recorded once per outermost user-visible reason (the syncs nested inside e.g. print are folded into it)."""
     c = clock
     if asserts.broken:
         asserts.check(idx)  # the wait for a device is where CUDA reports what its kernels asserted
@@ -219,7 +297,18 @@ def sync(reason, idx=None):
             _sync_debug(outer or reason)
     if c.pending_h2d:
         settle_h2d()  # races are judged at the host time before the wait
-    t = (max(c.device) if c.device else c.host) if idx is None else c.device[idx]
+    if idx is None:
+        t = max(c.device) if c.device else c.host
+        waited = list(c.streams)
+    elif sid is None and reason in _EXPLICIT:
+        t = c.device[idx]
+        waited = [k for k in c.streams if k[0] == idx]
+    else:
+        t = stream_end(idx, sid)
+        waited = [stream_key(idx, sid)]
+    if c.side:
+        for k in waited:
+            host_waited(k, c.streams.get(k, 0.0))
     if t > c.host:
         c.host = t
     if realtime.kernel_us is not None:

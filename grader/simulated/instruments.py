@@ -64,6 +64,20 @@ class RaceRecord:
         return f"RaceRecord({self.device}, {self.nbytes} B)"
 
 
+class StreamRaceRecord:
+    """Two streams touched the same device memory with no wait ordering them (races.py): ``kind`` is
+    ``"read before the write"`` (an op read a tensor another stream was still writing) or ``"reused while in
+    use"`` (a block freed and handed to a new tensor while another stream's op still read it)."""
+
+    __slots__ = ("kind", "device", "writer", "reader")
+
+    def __init__(self, kind, device, writer, reader):
+        self.kind, self.device, self.writer, self.reader = kind, device, writer, reader
+
+    def __repr__(self):
+        return f"StreamRaceRecord({self.kind!r}, {self.device}, stream {self.writer} vs stream {self.reader})"
+
+
 class Recorder:
     """Collects copies, sync points and launches while active (see ``record()``)."""
 
@@ -74,6 +88,7 @@ class Recorder:
         self.syncs: list[SyncRecord] = []
         self.host_reads: list[HostRead] = []
         self.races: list[RaceRecord] = []
+        self.stream_races: list[StreamRaceRecord] = []
         self.launches = 0
         self.ops: dict[str, int] = {}
 
@@ -144,3 +159,10 @@ def note_race(device, nbytes):
         r = RaceRecord(str(device), nbytes)
         for rec in recorders:
             rec.races.append(r)
+
+
+def note_stream_race(kind, device, writer, reader):
+    if recorders:
+        r = StreamRaceRecord(kind, str(device), writer, reader)
+        for rec in recorders:
+            rec.stream_races.append(r)

@@ -40,11 +40,14 @@ LIMITS: dict[str, Limit] = {
               "torch.autograd.graph._engine_run_backward((w.sum(),), (torch.ones((), device='sim:1'),), False, "
               "False, (), allow_unreachable=True, accumulate_grad=True)  # INTERNAL ASSERT device_ready_queues_",
     ),
-    "streams_share_a_queue": Limit(
-        what="all streams of a sim device share one queue: work on a side stream never overlaps or races with "
-             "the default stream.",
-        why="a design choice of the virtual clock (one queue per device); CUDA's stream semantics are not modelled.",
-        repro="s = torch.sim.Stream(); with torch.sim.stream(s): y = x * 2  # ordered after earlier work",
+    "backward_on_the_calling_stream": Limit(
+        what="backward runs every operation on the stream current when backward() is called; CUDA runs each on "
+             "the stream of its forward operation. A forward pass on a side stream whose backward is called on "
+             "another stream that did not wait for the side stream reads the forward's tensors as a race here "
+             "(NaN), where CUDA orders it.",
+        why="the autograd engine asks the device guard for each node's stream; the Python device guard "
+            "(torch._C._acc.DeviceGuard) gives the engine no stream of its own to record or restore.",
+        repro="with torch.Stream('sim'): loss = (w * 2).sum()\nloss.backward()  # runs on the default stream",
     ),
     "load_without_grader": Limit(
         what="a sim checkpoint loaded without map_location in a process that never imported grader.simulated "

@@ -58,7 +58,7 @@ import torch.nn.functional as F
 from torch.utils._device import _device_constructors
 
 from . import (accelerator, autocast, comm, config, generators, grad_left_behind, gradients, half_fft, hook_errors,
-               pinned, script_errors, sdpa, serialization, streams)
+               pinned, races, script_errors, sdpa, serialization, streams)
 from .clock import clock
 from .device_module import _DeviceModule
 from .pinned import is_pinned_kernel, pin_memory_kernel
@@ -318,6 +318,7 @@ def register(count: int, profile: str, capacity=None) -> None:
     reset_allocators(count, capacity)
     generators.reset_defaults(count)
     streams.reset()
+    races.reset()
     _setup_privateuseone_for_python_backend(
         rename=config.DEVICE_TYPE, backend_module=_DeviceModule(), hook=_Hooks(), device_guard=_Guard()
     )

@@ -7,8 +7,9 @@ a ``sim`` device, and the real classes otherwise) are subclasses of torch.Stream
 guard would hand out no-op streams on device 0 and events whose ``synchronize``/``elapsed_time`` raise
 ("Backend doesn't support ..."), hence Python implementations here.
 
-All streams of a device share its queue: work on a side stream is ordered with the default stream (no
-inter-stream races are simulated; see LIMITS).
+Each stream has its own queue on the virtual clock (clock.py, "Streams"): work on a side stream is ordered
+after another stream's only by ``wait_stream``, ``wait_event`` or a wait of the host, and races.py shows what
+a read that no wait orders sees (NaN), and what a block freed while another stream uses it does.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import itertools
 import torch
 
 from . import config
-from .clock import clock, reached, realtime, sync, wait_until
+from .clock import (clock, host_waited, merge_known, reached, realtime, set_stream_end, start_side_streams,
+                    stream_end, sync, wait_until)
 from .config import DEVICE_TYPE
 
 _CStream = torch._C.Stream
@@ -58,6 +60,7 @@ class SimStream(_CStream):
         s._sid = kwargs.get("_sid", None)
         if s._sid is None:
             s._sid = next(_ids)
+            start_side_streams()
         s._prev = []
         return s
 
@@ -76,22 +79,40 @@ class SimStream(_CStream):
     def stream_id(self):
         return self._sid
 
+    @property
+    def _key(self):
+        return (self._idx, self._sid)
+
     def query(self):
-        return reached(clock.device[self._idx], realtime.end(self._idx))
+        t = stream_end(self._idx, self._sid)
+        if reached(t, realtime.end(self._idx)):
+            host_waited(self._key, t)
+            return True
+        return False
 
     def synchronize(self):
         for cb in gpu_trace.stream_synchronization:
             cb(self._sid)
-        sync("synchronize", self._idx)
+        sync("synchronize", self._idx, self._sid)
+
+    def _waits_for(self, key, t, known) -> None:
+        """This stream's later work runs after stream ``key``'s work up to time ``t`` (and what that had waited
+        for, ``known``)."""
+        if t > stream_end(self._idx, self._sid):
+            set_stream_end(self._idx, self._sid, t)
+        if clock.side and key != self._key:
+            mine = clock.known.setdefault(self._key, {})
+            merge_known(mine, clock.host_known)  # the host's waits came before this call
+            merge_known(mine, known)
+            if t > mine.get(key, -1.0):
+                mine[key] = t
 
     def wait_event(self, event):
-        if event._time is not None and event._time > clock.device[self._idx]:
-            clock.device[self._idx] = event._time
+        if event._time is not None:
+            self._waits_for(event._key, event._time, event._known)
 
     def wait_stream(self, stream):
-        t = clock.device[stream._idx]
-        if t > clock.device[self._idx]:
-            clock.device[self._idx] = t
+        self._waits_for(stream._key, stream_end(stream._idx, stream._sid), clock.known.get(stream._key, {}))
 
     def record_event(self, event=None):
         event = event if event is not None else SimEvent()
@@ -111,12 +132,16 @@ class SimStream(_CStream):
         return f"torch.Stream device_type={DEVICE_TYPE}, device_index={self._idx}, stream_id={self._sid}"
 
     def __enter__(self):
-        self._prev.append(current_stream(self._idx))
+        # as THPStream_enter: the stream's device becomes current too, and both are restored on exit
+        self._prev.append((config.CURRENT[0], current_stream(self._idx)))
+        config.CURRENT[0] = self._idx
         set_stream(self)
         return self
 
     def __exit__(self, *exc):
-        set_stream(self._prev.pop())
+        device, stream = self._prev.pop()
+        set_stream(stream)
+        config.CURRENT[0] = device
         return False
 
 
@@ -128,6 +153,8 @@ class SimEvent(_CEvent):
         e = _CEvent.__new__(cls, device=DEVICE_TYPE, enable_timing=bool(enable_timing))
         e.enable_timing = bool(enable_timing)
         e._time = None
+        e._key = None  # (device index, stream id) of the stream it was recorded on
+        e._known = {}  # what that stream had waited for when it was recorded
         e._real = None  # under clock.realized: when the device reaches the event in real time
         e._idx = None if device is None else config.index(device)
         return e
@@ -147,17 +174,32 @@ class SimEvent(_CEvent):
         idx = getattr(stream, "_idx", config.CURRENT[0])
         self._idx = idx
         c = clock
-        self._time = max(c.host, c.device[idx])
+        self._key = (idx, getattr(stream, "_sid", 0))
+        self._time = max(c.host, stream_end(*self._key))
+        if c.side:
+            self._known = dict(c.known.get(self._key, {}))
+            merge_known(self._known, c.host_known)
         self._real = realtime.end(idx)  # 0.0, long past, outside clock.realized
 
+    def _host_waited(self):
+        host_waited(self._key, self._time)
+        if clock.side:
+            merge_known(clock.host_known, self._known)
+
     def query(self):
-        return self._time is None or reached(self._time, self._real)
+        if self._time is None:
+            return True
+        if reached(self._time, self._real):
+            self._host_waited()
+            return True
+        return False
 
     def synchronize(self):
         if self._time is None:
             return  # never recorded: CUDA neither waits nor reports it
         for cb in gpu_trace.event_synchronization:
             cb(id(self))
+        self._host_waited()
         wait_until(self._time, "event", f"{DEVICE_TYPE}:{self._idx}", self._real)
 
     def wait(self, stream=None):
@@ -198,6 +240,7 @@ def set_stream(stream):
     if not isinstance(stream, SimStream):
         raise RuntimeError(f"expected a stream of the {DEVICE_TYPE} device, got {stream!r}")
     _current[stream._idx] = stream
+    clock.current[stream._idx] = stream._sid
 
 
 class _StreamContext:
@@ -208,14 +251,18 @@ class _StreamContext:
         self.prev = None
 
     def __enter__(self):
+        # as torch.cuda.StreamContext: torch.cuda.set_stream makes the stream's device current too
         if self.stream is not None:
-            self.prev = current_stream(self.stream._idx)
+            self.prev = (config.CURRENT[0], current_stream(self.stream._idx))
+            config.CURRENT[0] = self.stream._idx
             set_stream(self.stream)
         return self.stream
 
     def __exit__(self, *exc):
         if self.stream is not None:
-            set_stream(self.prev)
+            device, stream = self.prev
+            set_stream(stream)
+            config.CURRENT[0] = device
         return False
 
 

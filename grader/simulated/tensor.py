@@ -24,11 +24,11 @@ import weakref
 
 import torch
 
-from . import asserts, config, generators, hook_errors, placement, recorded_mixes, script_errors
+from . import asserts, config, generators, hook_errors, placement, races, recorded_mixes, script_errors
 from . import storage as _storage
 from . import limits as _limits
 from .allocator import CachingAllocator
-from .clock import apply_pending, clock, copy_cost, launch, queue_h2d, reason, settle_h2d, sync
+from .clock import apply_pending, clock, copy_cost, launch, queue_h2d, reason, settle_h2d, stream_end, sync
 from .config import DEVICE_TYPE, dev
 from .instruments import note_copy
 from .instruments import recorders as _recorders
@@ -49,18 +49,31 @@ class _StorageRef:
     """One per live CPU storage backing device tensors; shared by all views.
     Dies with the last SimTensor that references it -> its allocator block is freed."""
 
-    __slots__ = ("key", "block", "idx", "__weakref__")
+    __slots__ = ("key", "block", "idx", "streams", "__weakref__")
 
     def __init__(self, key, block, idx):
         self.key = key
         self.block = block
         self.idx = idx
+        self.streams = None  # ids of the streams record_stream named (races.py)
 
     def __del__(self):
         try:
-            allocators[self.idx].release(self.block)
+            if self.streams is None or races.free(allocators[self.idx], self):
+                allocators[self.idx].release(self.block)
         except Exception:
             pass
+
+
+def _alloc(idx, nbytes):
+    """A block of device ``idx``'s allocator for the current stream (with side streams, races.py looks at who
+    used it last)."""
+    if not clock.side:
+        return allocators[idx].alloc(nbytes)
+    races.process_deferred()
+    block = allocators[idx].alloc(nbytes, clock.current.get(idx, 0))
+    races.allocated(idx, block)
+    return block
 
 
 _live: "weakref.WeakValueDictionary[int, _StorageRef]" = weakref.WeakValueDictionary()
@@ -77,7 +90,7 @@ def _storage_ref(data, idx, block=False) -> "_StorageRef":
         if block is False:
             if config.PROFILE == "mps" and data.dtype is torch.float64:
                 raise TypeError(config.MPS_DOUBLE_MSG)
-            block = allocators[idx].alloc(st.nbytes())
+            block = _alloc(idx, st.nbytes())
         ref = _StorageRef(key, block, idx)
         if key:
             _live[key] = ref
@@ -135,6 +148,17 @@ class SimTensor(torch.Tensor):
 
     def __init__(self, data, idx, block=False, ref=None):
         pass
+
+    def record_stream(self, stream):
+        """As CUDA's: the block of this tensor's storage is not reused until ``stream``'s work queued by the time
+        the tensor is freed has ended (races.py)."""
+        from .streams import SimStream
+
+        if not isinstance(stream, SimStream):
+            raise TypeError(f"record_stream(): expected a stream of the {DEVICE_TYPE} device, got {stream!r}")
+        if type(self._mem) is _StorageRef:
+            races.record_stream(self._mem, stream)
+        return torch.Tensor.record_stream(self, stream)
 
     # --- host reads of device values: sync points, recorded as host reads ----------------------
     def __repr__(self, *, tensor_contents=None):
@@ -343,7 +367,7 @@ def _fix_meta(w):
         blk = w._mem.block
         if st.data_ptr() != w._mem.key or st.nbytes() != 0 and (blk is None or blk.size < st.nbytes()):
             # storage replaced or grown: account as a fresh allocation
-            ref = _StorageRef(st.data_ptr(), allocators[w._idx].alloc(st.nbytes()), w._idx)
+            ref = _StorageRef(st.data_ptr(), _alloc(w._idx, st.nbytes()), w._idx)
             if ref.key:
                 _live[ref.key] = ref
             w._mem = ref
@@ -532,7 +556,18 @@ def generic(func, args, kwargs, impl=None):
         launch(common, None, name if _recorders else None)
     if target is None:
         return out
-    return _wrap_out(out, target, orig, ref)
+    res = _wrap_out(out, target, orig, ref)
+    if clock.side and ref is None and common >= 0:
+        races.op(common, stream_end(common), list(orig.values()), _sim_tensors(res))
+    return res
+
+
+def _sim_tensors(res):
+    if type(res) is SimTensor:
+        return [res]
+    if isinstance(res, (list, tuple)):
+        return [r for r in res if type(r) is SimTensor]
+    return []
 
 
 # --------------------------------------------------------------------------
@@ -555,6 +590,8 @@ def op_copy_(func, args, kwargs):
         if dst._idx == src._idx:
             dst._data.copy_(src._data)
             launch(dst._idx, None, "copy_")
+            if clock.side:
+                races.op(dst._idx, stream_end(dst._idx), [src], [dst])
             return dst
         n = _nbytes(src)
         dst._data.copy_(src._data)
@@ -577,6 +614,8 @@ def op_copy_(func, args, kwargs):
                                                                     or _same_dense_layout(src, dst._data))
         n = _nbytes(src)
         launch(dst._idx, copy_cost(n), "copy_")
+        if clock.side:
+            races.op(dst._idx, stream_end(dst._idx), [], [dst])
         note_copy("h2d", n, non_blocking, pinned, src.device, dst.device)
         if non_blocking and pinned:
             # the device reads the pinned source when it runs the copy (clock.py)
@@ -604,14 +643,19 @@ def op_copy_(func, args, kwargs):
     pinned = is_pinned_cpu(dst) and (dst.is_contiguous() or _same_dense_layout(src._data, dst))
     n = _nbytes(src)
     launch(src._idx, copy_cost(n), "copy_")
+    stale = clock.side and races.op(src._idx, stream_end(src._idx), [src], [])
     note_copy("d2h", n, non_blocking, pinned, src.device, dst.device)
     if non_blocking and pinned:
         snap = src._data.detach().clone()
-        clock.pending.append((clock.device[src._idx], src._idx, dst, snap))
+        if stale:
+            races.poison(snap)
+        clock.pending.append((stream_end(src._idx), src._idx, dst, snap))
         _unlanded(dst)
         return dst
     sync("to_cpu_blocking" if not non_blocking else "d2h_pageable", src._idx)
     dst.copy_(src._data)
+    if stale:
+        races.poison(dst)
     return dst
 
 
@@ -648,7 +692,7 @@ def resize_storage(cpu_storage, ref, nbytes):
     if clock.pending_h2d:
         settle_h2d()
     allocator = allocators[ref.idx]
-    block = allocator.alloc(nbytes)
+    block = _alloc(ref.idx, nbytes)
     allocator.release(ref.block)
     old_key = cpu_storage.data_ptr()
     cpu_storage.resize_(nbytes)
@@ -666,12 +710,7 @@ def _unlanded(dst):
     (a fresh pinned buffer's leftovers, a reused one's old values), which on an unlucky draw equals the right
     answer; here it is a value no result has (NaN, or the integer type's far end), so that a read before the
     copy lands is always seen as wrong. bool has no such value and keeps its contents."""
-    with torch.no_grad():
-        if dst.is_floating_point() or dst.is_complex():
-            dst.fill_(float("nan"))
-        elif dst.dtype is not torch.bool:
-            info = torch.iinfo(dst.dtype)
-            dst.fill_(info.min if info.min < 0 else info.max)
+    races.poison(dst)
 
 
 def _same_dense_layout(a, b):
@@ -726,7 +765,10 @@ def op_to_copy(func, args, kwargs):
             else src._data.to(dtype=dtype, copy=True)
         if idx == src._idx:
             launch(idx, None, "_to_copy")
-            return SimTensor(data, idx)
+            out = SimTensor(data, idx)
+            if clock.side:
+                races.op(idx, stream_end(idx), [src], [out])
+            return out
         n = _nbytes(data)
         launch(src._idx, copy_cost(n, config.D2D_BYTES_PER_US), "_to_copy")
         clock.device[idx] = max(clock.device[idx], clock.device[src._idx])
@@ -741,7 +783,12 @@ def op_local_scalar_dense(func, args, kwargs):
         if clock.pending_h2d:
             settle_h2d()
         launch(t._idx, copy_cost(t.element_size()), None)
+        stale = clock.side and races.op(t._idx, stream_end(t._idx), [t], [])
         sync("item", t._idx)
+        if stale:
+            value = t._data.detach().clone().reshape(())
+            races.poison(value)
+            return value.item()
         return t._data.item()
 
 
@@ -882,7 +929,8 @@ def op_without_a_device_kernel(func, args, kwargs):
 
 
 def op_record_stream(func, args, kwargs):
-    # The simulated allocator reuses a freed block at once, whatever stream used it: nothing to record
+    # The dispatcher hands a plain torch.Stream, without the simulator's stream id: SimTensor.record_stream
+    # records the stream itself before this is reached
     return None
 
 
@@ -922,7 +970,7 @@ def _reserve(idx, size, dtype):
     for s in size:
         n *= int(s)
     itemsize = torch.empty((), dtype=dtype).element_size() if dtype not in _ITEMSIZE else _ITEMSIZE[dtype]
-    return allocators[idx].alloc(n * itemsize)
+    return _alloc(idx, n * itemsize)
 
 
 _ITEMSIZE = {torch.float32: 4, torch.float64: 8, torch.float16: 2, torch.bfloat16: 2, torch.int64: 8,

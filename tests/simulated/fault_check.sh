@@ -26,7 +26,7 @@ run grader/simulated/tensor.py 's/    sync(func.__name__.split(".")\[0\], args\[
 run grader/simulated/tensor.py 's/    aten.masked_select.default: op_nonzero,/    aten.masked_select.default: lambda f, a, k: generic(f, a, k),/' tests/simulated/test_async.py
 run grader/simulated/tensor.py 's/    aten.nonzero.default: op_nonzero,/    aten.nonzero.default: lambda f, a, k: generic(f, a, k),/' tests/simulated/test_async.py
 run grader/simulated/streams.py 's|return (end_event._time - self._time) / 1000.0|return (end_event._time - self._time) / 1000.0 * 1.05|' tests/simulated/test_async.py tests/simulated/test_accelerator.py
-run grader/simulated/streams.py 's|self._time = max(c.host, c.device\[idx\])|self._time = c.host|' tests/simulated/test_async.py tests/simulated/test_accelerator.py
+run grader/simulated/streams.py 's|self._time = max(c.host, stream_end(\*self._key))|self._time = c.host|' tests/simulated/test_async.py tests/simulated/test_accelerator.py tests/simulated/test_stream_races.py
 run grader/simulated/allocator.py 's/^MIN_BLOCK = 512/MIN_BLOCK = 1024/' tests/simulated/test_allocator.py tests/simulated/test_accelerator.py
 run grader/simulated/allocator.py 's/^MIN_BLOCK = 512/MIN_BLOCK = 256/' tests/simulated/test_allocator.py tests/simulated/test_accelerator.py
 run grader/simulated/allocator.py 's/^SMALL_BUFFER = 2 \* MiB/SMALL_BUFFER = 4 * MiB/' tests/simulated/test_allocator.py
@@ -39,3 +39,11 @@ run grader/simulated/pinned.py "s/    return RuntimeError(f\"cannot pin/    retu
 run grader/simulated/tensor.py 's/    aten._pin_memory.default: op_pin_memory,//' tests/simulated/test_async.py
 run grader/simulated/generators.py 's/        raise generator_device_error(str(gen.device.type))/        return gen/' tests/simulated/test_generators.py
 run grader/simulated/accelerator.py 's/    sync("synchronize", _idx(i))/    pass/' tests/simulated/test_accelerator.py
+# races between streams (races.py, clock.py "Streams", the allocator's pools per stream)
+run grader/simulated/races.py 's/        if w is not None and w\[0\] != key and/        if False and w is not None and w[0] != key and/' tests/simulated/test_stream_races.py
+run grader/simulated/races.py 's/            _poison_from(i)/            pass/' tests/simulated/test_stream_races.py
+run grader/simulated/races.py 's/    allocator.hold(block)/    return True/' tests/simulated/test_stream_races.py
+run grader/simulated/allocator.py 's/            if pool\[i\]\[2\].stream == stream:/            if True:/' tests/simulated/test_stream_races.py
+run grader/simulated/clock.py 's/        waited = \[stream_key(idx, sid)\]/        waited = [k for k in c.streams if k[0] == idx]/' tests/simulated/test_stream_races.py
+run grader/simulated/streams.py 's/        config.CURRENT\[0\] = self._idx/        pass/' tests/simulated/test_stream_races.py
+run grader/simulated/streams.py 's/            merge_known(mine, known)/            pass/' tests/simulated/test_stream_races.py

@@ -1520,6 +1520,7 @@ def _c_data_parallel_cpu_module(dev):
 def _c_record_stream(dev):
     side = torch.get_device_module(dev).Stream()
     x = torch.ones(3, device=dev)
+    side.wait_stream(torch.get_device_module(dev).current_stream())  # x is written on the current stream
     with torch.get_device_module(dev).stream(side):
         y = x * 2
     torch.get_device_module(dev).current_stream().wait_stream(side)
@@ -1528,6 +1529,135 @@ def _c_record_stream(dev):
     return y.cpu()
 
 
+
+# --- races between streams (grader/simulated/races.py): a side stream spins ~50 ms (_sleep cycles at <= 2 GHz) so
+# that on a GPU the race always shows; each case answers whether the read saw the write, never the raw values
+# (the GPU reads what the memory held, the simulator NaN)
+def _busy_side(dev, m):
+    cur, side = m.current_stream(), m.Stream()
+    x = torch.zeros(1 << 20, device=dev)
+    side.wait_stream(cur)
+    with m.stream(side):
+        m._sleep(100_000_000)
+        x.fill_(1.0)
+    return cur, side, x
+
+
+@case("a side stream's write read on the current stream without a wait")
+def _c_race_no_wait(dev):
+    m = torch.get_device_module(dev)
+    _cur, _side, x = _busy_side(dev, m)
+    saw = bool((x.sum() == x.numel()).item())
+    m.synchronize()
+    return [saw]
+
+
+@case("a side stream's write read on the current stream after wait_stream")
+def _c_race_wait_stream(dev):
+    m = torch.get_device_module(dev)
+    cur, side, x = _busy_side(dev, m)
+    cur.wait_stream(side)
+    return [bool((x.sum() == x.numel()).item())]
+
+
+@case("a side stream's write read on the current stream after wait_event")
+def _c_race_wait_event(dev):
+    m = torch.get_device_module(dev)
+    cur, side, x = _busy_side(dev, m)
+    cur.wait_event(side.record_event())
+    return [bool((x.sum() == x.numel()).item())]
+
+
+@case("a side stream's write read after synchronize() of the current stream only")
+def _c_race_current_sync(dev):
+    m = torch.get_device_module(dev)
+    cur, _side, x = _busy_side(dev, m)
+    cur.synchronize()
+    saw = bool((x.sum() == x.numel()).item())
+    m.synchronize()
+    return [saw]
+
+
+def _freed_while_side_reads(dev, record):
+    m = torch.get_device_module(dev)
+    m.empty_cache()                     # 16 MiB blocks are not split: x's freed block is the only exact fit
+    cur, side = m.current_stream(), m.Stream()
+    x = torch.ones(4 << 20, device=dev)
+    side.wait_stream(cur)
+    with m.stream(side):
+        m._sleep(100_000_000)
+        y = x * 2                       # the side stream reads x after ~50 ms
+    if record:
+        x.record_stream(side)
+    address = x.data_ptr()
+    del x
+    z = torch.full((4 << 20,), 5.0, device=dev)     # allocated and written on the current stream at once
+    cur.wait_stream(side)
+    return [z.data_ptr() == address, bool((y == 2).all().item())]
+
+
+@case("a tensor freed while a side stream reads it: the next tensor of its stream gets the block")
+def _c_freed_no_record(dev):
+    return _freed_while_side_reads(dev, record=False)
+
+
+@case("a tensor freed while a side stream reads it, after record_stream: other memory")
+def _c_freed_record(dev):
+    return _freed_while_side_reads(dev, record=True)
+
+
+def _timed(dev, on_side):
+    m = torch.get_device_module(dev)
+    cur, side = m.current_stream(), m.Stream()
+    start, end = m.Event(enable_timing=True), m.Event(enable_timing=True)
+    timed = side if on_side else cur
+    start.record(timed)
+    with m.stream(side):
+        m._sleep(40_000_000)            # at least 20 ms
+    end.record(timed)
+    end.synchronize()
+    return start.elapsed_time(end)
+
+
+@case("events on the current stream around work on a side stream measure under 5 ms")
+def _c_events_wrong_stream(dev):
+    return [_timed(dev, on_side=False) < 5.0]
+
+
+@case("events on the side stream around its work measure at least 15 ms")
+def _c_events_right_stream(dev):
+    return [_timed(dev, on_side=True) >= 15.0]
+
+
+@case("torch.Stream of :1 as a context makes :1 the current device, and restores :0", needs_2=True)
+def _c_stream_context_device(dev):
+    torch.accelerator.set_device_index(0)
+    with torch.Stream(f"{dev}:1"):
+        inside = torch.accelerator.current_device_index()
+    return [inside, torch.accelerator.current_device_index()]
+
+
+@case("backward of a forward run on a side stream runs on that side stream")
+def _c_backward_stream(dev):
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            Scale.stream = torch.accelerator.current_stream(grad.device)
+            return grad * 2
+
+    m = torch.get_device_module(dev)
+    cur, side = m.current_stream(), m.Stream()
+    w = torch.ones(4, device=dev, requires_grad=True)
+    side.wait_stream(cur)
+    with m.stream(side):
+        loss = Scale.apply(w).sum()
+    cur.wait_stream(side)
+    loss.backward()
+    return [Scale.stream.stream_id == side.stream_id, w.grad.tolist()]
 
 # ---------------------------------------------------------------- common patterns of real training code (eighth session)
 @case("ctc_loss with cpu length tensors")

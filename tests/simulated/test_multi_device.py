@@ -160,6 +160,7 @@ def test_data_parallel_trains_on_both_devices_and_checks_where_the_module_is():
 def test_record_stream_is_accepted():
     side = torch.sim.Stream()
     x = torch.ones(3, device="sim")
+    side.wait_stream(torch.sim.current_stream())  # x is written on the current stream
     with torch.sim.stream(side):
         y = x * 2
     torch.sim.current_stream().wait_stream(side)

@@ -470,31 +470,35 @@ def test_a_new_stream_has_an_id_of_its_own_and_the_default_stream_id_0():
 
 @pytest.fixture
 def device_times():
-    """The shared clock's device times (streams.py holds the clock itself), put back after the test."""
-    saved = list(st.clock.device)
+    """The clock's device and stream times (streams.py holds the clock itself), put back after the test."""
+    saved, streams = list(st.clock.device), dict(st.clock.streams)
     yield st.clock
     st.clock.device[:] = saved
+    st.clock.streams.clear()
+    st.clock.streams.update(streams)
 
 
 def test_waiting_moves_a_stream_forward_never_back(device_times):
-    c = device_times
-    s0, s1 = torch.sim.Stream("sim:0"), torch.sim.Stream("sim:1")
-    c.device[0], c.device[1] = 5.0, 9.0
+    from grader.simulated.clock import set_stream_end, stream_end
+
+    s0, s1 = torch.sim.Stream("sim:0"), torch.sim.Stream("sim:0")
+    set_stream_end(0, s0.stream_id, 5.0)
+    set_stream_end(0, s1.stream_id, 9.0)
     s0.wait_stream(s1)  # a stream behind waits for the one ahead
-    assert c.device[0] == 9.0
-    c.device[1] = 2.0
+    assert stream_end(0, s0.stream_id) == 9.0
+    set_stream_end(0, s1.stream_id, 2.0)
     s0.wait_stream(s1)  # never back
-    assert c.device[0] == 9.0
+    assert stream_end(0, s0.stream_id) == 9.0
     unrecorded = torch.sim.Event()
     s0.wait_event(unrecorded)  # nothing recorded: nothing to wait for, and no error
-    assert c.device[0] == 9.0
-    e = torch.sim.Event()
+    assert stream_end(0, s0.stream_id) == 9.0
+    e = s1.record_event(torch.sim.Event())
     e._time = 12.0
     s0.wait_event(e)
-    assert c.device[0] == 12.0
+    assert stream_end(0, s0.stream_id) == 12.0
     e._time = 3.0
     s0.wait_event(e)  # an event already passed: never back
-    assert c.device[0] == 12.0
+    assert stream_end(0, s0.stream_id) == 12.0
 
 
 def test_record_event_records_the_given_event_or_a_new_one():

@@ -1,0 +1,16 @@
+# expect: before the side stream had written them
+"""Waits for the side stream before anything was queued on it: the wait orders nothing."""
+import torch
+import torch.nn.functional as F
+
+
+def score_pairs(image_encoder, text_encoder, images, texts):
+    device = images.device
+    current = torch.accelerator.current_stream(device)
+    side = torch.Stream(device)
+    side.wait_stream(current)
+    current.wait_stream(side)
+    with side:
+        image_emb = image_encoder(images)
+    text_emb = text_encoder(texts)
+    return F.cosine_similarity(image_emb, text_emb, dim=1)
