@@ -2,15 +2,14 @@
 tests/book/ on the records in the repository.
 
 - GPUs: the book shows GPU behaviour, so a page recorded without the GPUs it needs shows the CPU
-  fallbacks ("No CUDA GPU here") instead. Every page needs one GPU, multi-gpu.md and streams-and-events.md two
-  (an event recorded on a stream of the second GPU).
+  fallbacks ("No CUDA GPU here") instead. Every page needs one GPU, multi-gpu.md two.
 - Cells tagged `raises-exception` exist to show a real traceback; one that stopped raising shows none.
 """
 
 from __future__ import annotations
 
 # Pages whose outputs need more (or fewer) GPUs than one. A page that needs none would be listed with 0.
-GPUS_NEEDED = {"multi-gpu": 2, "streams-and-events": 2}
+GPUS_NEEDED = {"multi-gpu": 2}
 RAISES = "raises-exception"
 
 
