@@ -94,13 +94,14 @@ WORKER_MODULES = ("__init__", "plugin", "expect", "instruments", "integrity", "s
 
 
 def code_digest() -> str:
-    """Changes whenever the code a worker runs, the Python running it, or whether workers are isolated
-    (DEVCOURSE_ISOLATION, read by the daemon's processes) changes."""
+    """Changes whenever the code a worker runs, the Python running it, or how workers are isolated
+    (DEVCOURSE_ISOLATION, DEVCOURSE_PID_NAMESPACE, read by the daemon's processes) changes."""
     import hashlib
 
     root = Path(__file__).resolve().parent
     files = [root / f"{m}.py" for m in WORKER_MODULES] + sorted((root / "simulated").rglob("*.py"))
-    stamp = [sys.executable, sys.version, f"isolation off={sandbox.turned_off()}"]
+    stamp = [sys.executable, sys.version, f"isolation off={sandbox.turned_off()}",
+             f"pid namespace={containment.pid_namespace_wanted()}"]
     stamp += [f"{f}:{f.stat().st_mtime_ns}" for f in files if f.exists()]
     return hashlib.sha256("\n".join(stamp).encode()).hexdigest()[:16]
 
@@ -248,10 +249,7 @@ def warms_gpus(family: str) -> bool:
 
 
 def _has_nvidia_gpus() -> bool:
-    """Without asking CUDA, which must not start in a zygote (its forks could not use it)."""
-    import glob
-
-    return bool(glob.glob("/dev/nvidia[0-9]*"))
+    return containment.nvidia_gpus()
 
 
 def _start_gpus() -> None:
@@ -340,13 +338,9 @@ class ForkedWorker:
         self.ofd, owfd = os.pipe()
         jr, self.jw = os.pipe()
         self.private = sandbox.private_folder()  # the worker's only writable folder; removed after its job
-        # Its keeper's pid (grader.containment), or the worker's own where no PID namespace can be made. Not for
-        # a worker that will use NVIDIA GPUs: CUDA fails to start (error 304) in a PID namespace whose /proc is the
-        # host's (seen on an H200, 2026-12-06); such a grading's report says the namespace is missing.
-        if zygote.family == "real" and _has_nvidia_gpus():
-            self.pid, self.report = _fork(), None
-        else:
-            self.pid, self.report = containment.fork_contained(_fork, last=True)  # a handler forks one worker
+        # Its keeper's pid and report (grader.containment); a handler forks one worker. One of the real family on a
+        # machine with NVIDIA GPUs starts CUDA, which needs a network namespace of its own (containment says why).
+        self.pid, self.report = containment.fork_contained(_fork, last=True, uses_cuda=zygote.family == "real")
         if self.pid == 0:
             try:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -434,15 +428,6 @@ class ReadyHandler:
         self.chan.close()
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
-
-
-def _children_of(pid: int) -> set[int]:
-    found = set()
-    with contextlib.suppress(OSError):
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/children") as f:
-                found |= {int(p) for p in f.read().split()}
-    return found
 
 
 class Zygote:
@@ -543,19 +528,11 @@ class Zygote:
         return buf.decode(errors="replace").splitlines(), output.decode(errors="replace"), status, stopped
 
     def _stop_leftovers(self, pid: int) -> int:
-        """Stop whatever the worker's code left running (its process group, and orphans handed to us);
-        how many there were."""
+        """Stop whatever the worker's code left running: every process below this one (a subreaper, so the orphans
+        of the worker's code come back here) but the next spare and the other family's zygote; how many there were.
+        In a PID namespace the keeper killed them all already."""
         mine = {self.spare.proc.pid} if self.spare else set()
-        left = _live_in_group(pid) | (_live(_children_of(os.getpid())) - mine - self.known_children)
-        with contextlib.suppress(OSError):
-            os.killpg(pid, signal.SIGKILL)
-        for child in left:
-            with contextlib.suppress(OSError):
-                os.kill(child, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        return len(left)
+        return containment.sweep(spare=frozenset(mine | self.known_children), worker_group=pid)
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -564,26 +541,6 @@ def _stat(pid: int) -> list[str] | None:
             return f.read().rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
     except OSError:
         return None
-
-
-def _live(pids) -> set[int]:
-    return {p for p in pids if (st := _stat(p)) is not None and st[0] != "Z"}
-
-
-def _live_in_group(pgid: int) -> set[int]:
-    if not os.path.isdir("/proc"):
-        return set()
-    try:
-        os.killpg(pgid, 0)  # no signal: whether the group has any process at all (the usual answer: none)
-    except ProcessLookupError:
-        return set()  # without reading every process's /proc entry, after every grading
-    except OSError:
-        pass
-    members = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and (st := _stat(int(entry))) is not None and st[0] != "Z" and int(st[2]) == pgid:
-            members.add(int(entry))
-    return members
 
 
 def _become_subreaper() -> None:
