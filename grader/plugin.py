@@ -252,8 +252,8 @@ def pytest_collection_finish(session):
         guard.install()
         audit.interpreter = audit.Interpreter()
         integrity.baseline = integrity.Baseline(check_modules={item.module for item in session.items})
-        _hold(changed=integrity.baseline.changed, interpreter=audit.interpreter)
         integrity.baseline.hold_grader_state()
+        _hold(changed=integrity.baseline.sealed(), interpreter=audit.interpreter)
 
 
 #: What the plugin's own hooks use to judge a check, held in their default arguments (below, _hold): pluggy keeps
