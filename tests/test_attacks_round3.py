@@ -92,9 +92,11 @@ def test_a_check_modules_table_emptied_in_place_is_found(tmp_path):
 def test_a_skip_added_to_the_graders_own_is_not_granted(tmp_path):
     g = grade(tmp_path, body="""
     _skip = _get(_modules["unittest"], "SkipTest")("the grader skipped this")
-    for _k, _v in vars(_modules["grader.plugin"]).items():
-        if _k == "_granted_" + "skips":
-            _granted = _v
+    _granted = []  # the grader's own list of granted skips, where it was a global of grader.plugin
+    try:
+        _granted = _get(_get(_modules["grader.plugin"], "skip_" + "leg"), "__kw" + "defaults__")["_granted"]
+    except Exception:
+        pass  # refused: and the refusal fails the check too
     _wrong_one = masked_mean
 
     def masked_mean(x, lengths):
