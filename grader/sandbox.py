@@ -4,7 +4,8 @@ Two steps, both irreversible, for the calling process and everything it starts l
 
 * `confine(private_dir)`, right after the grading process is forked, while it has one thread: a network namespace
   with nothing up (no TCP, no UDP, no abstract Unix socket of the host: the daemon's, grader.namespaces.
-  leave_network, or else one of its own), and Linux's Landlock security module through `landlockpy`: it may
+  leave_network, or else one of its own), a /dev/shm of its own (grader.namespaces.own_shared_memory), and
+  Linux's Landlock security module through `landlockpy`: it may
   write only inside `private_dir` (which becomes its temporary and cache folder), /dev/null, /dev/shm (DataLoader
   workers share tensors and semaphores there) and the NVIDIA device files; where the kernel's Landlock ABI allows
   it, it also may not use a device's ioctls outside the GPU's (ABI 5), signal a process or reach an abstract Unix

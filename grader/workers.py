@@ -309,24 +309,51 @@ def _limit_host_memory(spec: str) -> None:
 # The zygote: each job in a new worker
 # ----------------------------------------------------------------------------------------------------------
 class Spare:
-    """A worker started ahead of time (spawn mode), waiting on stdin for its one job."""
+    """A worker started ahead of time (spawn mode), waiting on stdin for its one job: a new Python, exec'ed by a
+    fork that fork_contained made, so that it runs in a PID namespace of its own under a keeper, as a forked
+    worker does (grader.containment; `--contained` tells it so)."""
 
     def __init__(self, family: str):
-        self.rfd, self.wfd = os.pipe()
+        self.rfd, wfd = os.pipe()
+        job_r, self.job_w = os.pipe()
+        self.out_fd, out_w = os.pipe()
         self.private = sandbox.private_folder()  # the worker's only writable folder; removed after its job
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "grader.workers", "spare", "--family", family, "--fd", str(self.wfd),
-             "--private", str(self.private)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            pass_fds=(self.wfd,), start_new_session=True, text=True,
-        )
-        os.close(self.wfd)
-        self.out_fd = self.proc.stdout.fileno()
+        argv = [sys.executable, "-m", "grader.workers", "spare", "--family", family, "--fd", str(wfd),
+                "--private", str(self.private)]
+        if sys.platform.startswith("linux"):
+            self.pid, self.report = containment.fork_contained(_fork, uses_cuda=family == "real")
+        else:  # macOS: no namespaces, and a fork that execs at once
+            self.pid, self.report = _fork(), None
+        if self.pid == 0:
+            try:
+                with contextlib.suppress(OSError):
+                    os.setsid()  # no signal of the learner's terminal reaches it
+                os.dup2(job_r, 0)
+                os.dup2(out_w, 1)
+                os.dup2(out_w, 2)
+                os.set_inheritable(wfd, True)
+                os.execv(sys.executable, argv + (["--contained"] if containment.CONTAINED else []))
+            finally:
+                _exit(70)
+        for fd in (wfd, job_r, out_w):
+            os.close(fd)
 
     def start(self, job: dict, token: str, exit_code: int) -> int:
-        self.proc.stdin.write(json.dumps({"job": job, "token": token, "exit_code": exit_code}) + "\n")
-        self.proc.stdin.close()
-        return self.proc.pid
+        """Hand the job over; the pid to wait for (the keeper's)."""
+        with os.fdopen(self.job_w, "w") as f:
+            f.write(json.dumps({"job": job, "token": token, "exit_code": exit_code}) + "\n")
+        return self.pid
+
+    def discard(self) -> None:
+        """The zygote is ending: stop the spare (killing its keeper ends its namespace) and remove its folder."""
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+        for fd in (self.rfd, self.job_w, self.out_fd, *([self.report] if self.report is not None else [])):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        sandbox.remove(self.private)
 
 
 class ForkedWorker:
@@ -455,7 +482,7 @@ class Zygote:
             report = worker.report
         else:
             spare, self.spare = self.spare, Spare(self.family)
-            rfd, ofd, private = spare.rfd, os.dup(spare.out_fd), spare.private
+            rfd, ofd, private, report = spare.rfd, spare.out_fd, spare.private, spare.report
             pid = spare.start(job, token, exit_code)
         try:
             lines, output, status, stopped = self._collect(pid, rfd, ofd, self.silence_limit(job))
@@ -531,7 +558,7 @@ class Zygote:
         """Stop whatever the worker's code left running: every process below this one (a subreaper, so the orphans
         of the worker's code come back here) but the next spare and the other family's zygote; how many there were.
         In a PID namespace the keeper killed them all already."""
-        mine = {self.spare.proc.pid} if self.spare else set()
+        mine = {self.spare.pid} if self.spare else set()
         return containment.sweep(spare=frozenset(mine | self.known_children), worker_group=pid)
 
 
@@ -945,8 +972,7 @@ def _serve(family: str, folder: Path, digest: str, keep: frozenset[int] = frozen
     finally:
         _unlink_if_ours(path, mine)
         if zygote.spare:
-            zygote.spare.proc.kill()
-            sandbox.remove(zygote.spare.private)
+            zygote.spare.discard()
 
 
 def _unlink_if_ours(path: Path, inode: int) -> None:
@@ -1029,7 +1055,8 @@ def serve(folder: Path) -> None:
             sim.terminate()
 
 
-def _spare_main(family: str, fd: int, private: str) -> None:
+def _spare_main(family: str, fd: int, private: str, contained: bool = False) -> None:
+    containment.CONTAINED = contained  # exec'ed by a grading process that fork_contained made (Spare)
     _confine_soon(private, family, gpus_started=False)  # first, while this new process has one thread
     _prepare(family)
     _warm_up()  # a spare is started ahead of its job, so its warm-up costs no one a wait
@@ -1047,13 +1074,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--fd", type=int)
     p.add_argument("--digest")
     p.add_argument("--private")
+    p.add_argument("--contained", action="store_true")
     args = p.parse_args(argv)
     if args.role == "serve":
         serve(args.dir)
     elif args.role == "zygote":
         _serve(args.family, args.dir, args.digest)
     else:
-        _spare_main(args.family, args.fd, args.private)
+        _spare_main(args.family, args.fd, args.private, args.contained)
 
 
 if __name__ == "__main__":
