@@ -188,9 +188,11 @@ class Baseline:
                  frozenset(self._public_only), tuple(self._contents))
         return types.FunctionType(_compare.__code__, _private_namespace(), "changed", state)
 
-    def changed(self) -> list[str]:  # replaced by the sealed compare (_seal) once the baseline is taken
+    def changed(self) -> list[str]:
+        """What was replaced or changed since the baseline was taken (the plugin holds `sealed()`, which does the
+        same where learner code cannot change what it reads)."""
         if self._flat.untouched():
-            return []  # the usual case, in one pass in C (below: which entries changed, and how)
+            return self._contents_changed()  # the usual case, in one pass in C (below: which changed, and how)
         out = []
         for label, ns, keys, values, size in self._entries:
             now = vars(ns)
@@ -206,7 +208,11 @@ class Baseline:
                         if key not in known and callable(v) and not _graders_own(v)
                         and not _torch_rewrapped(v, _inherited(ns, key))
                         and not (id(ns) in self._public_only and key.startswith("_") and not _is_dunder(key))]
-        return out
+        return out + self._contents_changed()
+
+    def _contents_changed(self) -> list[str]:
+        return [f"{label}.{key} (what it holds)" for label, namespace, key, obj, kept in self._contents
+                if namespace.get(key, _MISSING) is obj and not _same_data(obj, kept)]
 
 
 _MISSING = object()
@@ -334,7 +340,7 @@ def _changed_by_its_own_code(module) -> set[str]:
     import ast
 
     try:
-        with open(module.__file__, encoding="utf-8") as f:
+        with open(getattr(module, "__file__", None), encoding="utf-8") as f:
             tree = ast.parse(f.read())
     except (OSError, SyntaxError, TypeError, ValueError):
         return set(vars(module))  # nothing known: identity only
