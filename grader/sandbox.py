@@ -139,8 +139,7 @@ def confine(private_dir: Path | str) -> Isolation:
             namespaces.new_namespaces(namespaces.CLONE_NEWNET)  # before Landlock: it may write /proc/self/uid_map
     except OSError as exc:
         missing.append(f"network namespace ({exc.strerror})")
-    with contextlib.suppress(OSError):  # else it shares the host's, as before (INTEGRITY.md, "Still open")
-        namespaces.own_shared_memory()
+    own_shared_memory()
     try:
         _restrict(private_dir)
     except Exception as exc:  # noqa: BLE001 - the grade goes on, and its report says it was not isolated
@@ -151,6 +150,18 @@ def confine(private_dir: Path | str) -> Isolation:
     # where the isolation is described.
     _state.update(missing=missing, note=f" ({others} thread(s) started before were not confined)" if others else "")
     return _with_missing(describe(_abi(), whole=False) + _state["note"], missing)
+
+
+def own_shared_memory() -> None:
+    """A /dev/shm of this grading's own (grader.namespaces.own_shared_memory), once; before CUDA starts where it
+    will (grader.workers._confine_soon), so that CUDA's threads see the same one. Where it may not (a batch's
+    answer process, a container that forbids mount namespaces), it shares its parent's."""
+    if not _state.get("shm") and not turned_off():
+        _state["shm"] = True
+        from grader import namespaces
+
+        with contextlib.suppress(OSError):
+            namespaces.own_shared_memory()
 
 
 def _with_missing(how: str, missing: list[str]) -> Isolation:

@@ -570,6 +570,7 @@ def test_ready_workers_warm_the_gpus_of_the_real_family_unless_told_not_to(monke
 
 def test_a_worker_confines_itself_at_once_unless_cuda_must_start_first(monkeypatch):
     confined = []
+    monkeypatch.setattr(workers.sandbox, "own_shared_memory", lambda: None)  # not this test process's
     monkeypatch.setattr(workers, "_confine", confined.append)
     monkeypatch.setattr(workers, "_private_dir", None)
     monkeypatch.setattr(workers, "_has_nvidia_gpus", lambda: True)
@@ -595,6 +596,7 @@ def test_a_worker_confines_itself_at_once_unless_cuda_must_start_first(monkeypat
 def test_a_spare_on_an_nvidia_machine_confines_itself_once_cuda_has_started(monkeypatch):
     # spawn mode: a spare of the real family has not started CUDA when it begins, so it defers its confinement
     confined = []
+    monkeypatch.setattr(workers.sandbox, "own_shared_memory", lambda: None)  # not this test process's
     monkeypatch.setattr(workers, "_confine", confined.append)
     monkeypatch.setattr(workers, "_private_dir", None)
     monkeypatch.setattr(workers, "_has_nvidia_gpus", lambda: True)
