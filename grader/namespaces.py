@@ -17,8 +17,6 @@ import os
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
-CLONE_NEWNS = 0x00020000
-_MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
 UNPRIVILEGED = 65534  # nobody, nogroup
 CAP_DAC_READ_SEARCH = 2
 _CAP_VERSION_3 = 0x20080522
@@ -89,17 +87,6 @@ def drop_privileges() -> str:
             return "runs as nobody"
     _set_capabilities(0)
     return "runs without capabilities" if os.geteuid() else "runs as root without capabilities"
-
-
-def own_shared_memory() -> None:
-    """Give this process (and what it starts) a /dev/shm of its own: a mount namespace with an empty tmpfs there,
-    which ends with the last process in it, so nothing a grading leaves in /dev/shm reaches the next one. Before
-    Landlock, which forbids mounting. Raises OSError where it may not (a batch's answer process, inside its batch
-    worker's domain, shares its batch worker's)."""
-    libc = _libc()
-    unshare(CLONE_NEWNS)
-    _check(libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None))  # nothing mounted here reaches the host
-    _check(libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", _MS_NOSUID | _MS_NODEV, b"mode=1777"))
 
 
 KINDS = ("pid", "user", "net")

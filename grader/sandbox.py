@@ -4,8 +4,7 @@ Two steps, both irreversible, for the calling process and everything it starts l
 
 * `confine(private_dir)`, right after the grading process is forked, while it has one thread: a network namespace
   with nothing up (no TCP, no UDP, no abstract Unix socket of the host: the daemon's, grader.namespaces.
-  leave_network, or else one of its own), a /dev/shm of its own (grader.namespaces.own_shared_memory), and
-  Linux's Landlock security module through `landlockpy`: it may
+  leave_network, or else one of its own), and Linux's Landlock security module through `landlockpy`: it may
   write only inside `private_dir` (which becomes its temporary and cache folder), /dev/null, /dev/shm (DataLoader
   workers share tensors and semaphores there) and the NVIDIA device files; where the kernel's Landlock ABI allows
   it, it also may not use a device's ioctls outside the GPU's (ABI 5), signal a process or reach an abstract Unix
@@ -139,7 +138,6 @@ def confine(private_dir: Path | str) -> Isolation:
             namespaces.new_namespaces(namespaces.CLONE_NEWNET)  # before Landlock: it may write /proc/self/uid_map
     except OSError as exc:
         missing.append(f"network namespace ({exc.strerror})")
-    own_shared_memory()
     try:
         _restrict(private_dir)
     except Exception as exc:  # noqa: BLE001 - the grade goes on, and its report says it was not isolated
@@ -150,18 +148,6 @@ def confine(private_dir: Path | str) -> Isolation:
     # where the isolation is described.
     _state.update(missing=missing, note=f" ({others} thread(s) started before were not confined)" if others else "")
     return _with_missing(describe(_abi(), whole=False) + _state["note"], missing)
-
-
-def own_shared_memory() -> None:
-    """A /dev/shm of this grading's own (grader.namespaces.own_shared_memory), once; before CUDA starts where it
-    will (grader.workers._confine_soon), so that CUDA's threads see the same one. Where it may not (a batch's
-    answer process, a container that forbids mount namespaces), it shares its parent's."""
-    if not _state.get("shm") and not turned_off():
-        _state["shm"] = True
-        from grader import namespaces
-
-        with contextlib.suppress(OSError):
-            namespaces.own_shared_memory()
 
 
 def _with_missing(how: str, missing: list[str]) -> Isolation:

@@ -147,7 +147,6 @@ def _confine_soon(private_dir, family: str, gpus_started: bool) -> None:
     tools/GPU_RUNS.md). Then CUDA's own threads stay unconfined; the learner's code runs on the main thread,
     which is confined, as is every thread and process it starts."""
     global _private_dir
-    sandbox.own_shared_memory()  # before CUDA, whose threads then share it
     if family == "real" and _has_nvidia_gpus() and not gpus_started:
         _private_dir = private_dir  # _run confines right after _limit_host_memory has started CUDA
     else:
@@ -381,7 +380,6 @@ class ForkedWorker:
                     with contextlib.suppress(OSError):
                         os.close(fd)
                 _start_worker(owfd)
-                sandbox.own_shared_memory()  # before CUDA, whose threads then share it
                 if warm_gpus:
                     _start_gpus()
                 _confine_soon(self.private, zygote.family, gpus_started=warm_gpus)

@@ -239,7 +239,7 @@ def test_the_environment_holds_no_secret_of_the_judge(tmp_path):
     assert said(g, "hex in the environment: ") == "[]"
 
 
-@pytest.mark.skipif(not ISOLATED.available, reason=f"no full confinement here: {ISOLATED.how}")
+@pytest.mark.xfail(strict=True, reason="open: /dev/shm is shared by a host's gradings (grader/INTEGRITY.md)")
 def test_what_a_grading_leaves_in_dev_shm_ends_with_it(tmp_path):
     left = Path(f"/dev/shm/devcourse-leftover-{os.getpid()}")
     try:
@@ -249,7 +249,7 @@ def test_what_a_grading_leaves_in_dev_shm_ends_with_it(tmp_path):
         raise RuntimeError("wrote it ;")
         """)
         assert said(g, "RuntimeError: ") == "wrote it"
-        assert not left.exists()  # a /dev/shm of its own, gone with the grading
+        assert not left.exists()  # what a /dev/shm of its own per grading would give
     finally:
         left.unlink(missing_ok=True)
 

@@ -570,7 +570,6 @@ def test_ready_workers_warm_the_gpus_of_the_real_family_unless_told_not_to(monke
 
 def test_a_worker_confines_itself_at_once_unless_cuda_must_start_first(monkeypatch):
     confined = []
-    monkeypatch.setattr(workers.sandbox, "own_shared_memory", lambda: None)  # not this test process's
     monkeypatch.setattr(workers, "_confine", confined.append)
     monkeypatch.setattr(workers, "_private_dir", None)
     monkeypatch.setattr(workers, "_has_nvidia_gpus", lambda: True)
@@ -596,7 +595,6 @@ def test_a_worker_confines_itself_at_once_unless_cuda_must_start_first(monkeypat
 def test_a_spare_on_an_nvidia_machine_confines_itself_once_cuda_has_started(monkeypatch):
     # spawn mode: a spare of the real family has not started CUDA when it begins, so it defers its confinement
     confined = []
-    monkeypatch.setattr(workers.sandbox, "own_shared_memory", lambda: None)  # not this test process's
     monkeypatch.setattr(workers, "_confine", confined.append)
     monkeypatch.setattr(workers, "_private_dir", None)
     monkeypatch.setattr(workers, "_has_nvidia_gpus", lambda: True)
@@ -1050,7 +1048,9 @@ def test_the_command_line_of_the_grading_processes(monkeypatch, tmp_path):
     workers.main(["serve", "--dir", str(tmp_path)])
     workers.main(["zygote", "--family", "sim", "--dir", str(tmp_path), "--digest", "abc"])
     workers.main(["spare", "--family", "real", "--fd", "7", "--private", "/p"])
-    assert calls == [("serve", tmp_path), ("zygote", "sim", tmp_path, "abc"), ("spare", "real", 7, "/p")]
+    workers.main(["spare", "--family", "sim", "--fd", "8", "--private", "/q", "--contained"])
+    assert calls == [("serve", tmp_path), ("zygote", "sim", tmp_path, "abc"), ("spare", "real", 7, "/p", False),
+                     ("spare", "sim", 8, "/q", True)]
     with pytest.raises(SystemExit):
         workers.main(["other"])
 
@@ -1372,21 +1372,6 @@ def test_a_started_worker_may_be_silent_for_its_checks_limit_and_a_batch_also_fo
     assert workers.Zygote.silence_limit({"timeout": 30}) == limits.wall_limit(30.0)
     batch = workers.Zygote.silence_limit({"timeout": 30, "submissions": []})
     assert batch == limits.wall_limit(30.0) + workers.START_LIMIT
-
-
-def test_a_group_that_may_not_be_signalled_is_still_listed(monkeypatch):
-    # killpg(pgid, 0) refused (EPERM: a group of another user's processes) says the group exists: its members are
-    # read from /proc, not taken for none
-    member = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
-    try:
-        def refused(pgid, sig):
-            raise PermissionError(1, "Operation not permitted")
-
-        monkeypatch.setattr(os, "killpg", refused)
-        assert workers._live_in_group(member.pid) == {member.pid}
-    finally:
-        member.kill()
-        member.wait()
 
 
 @linux
