@@ -114,6 +114,19 @@ def grade_time(exercise, where: Path, isolation: str) -> float:
     return took
 
 
+def warm_check_times(exercise, daemons: dict[str, Path], runs: int) -> dict[str, list[float]]:
+    """`runs` warm checks of the exercise's solution on each daemon ("on": isolated, "off": not), alternating,
+    each mode first half of the time, after two checks on each (the daemon started, its first check made)."""
+    for mode, where in daemons.items():
+        for _ in range(2):
+            grade_time(exercise, where, mode)
+    order = [mode for run in range(runs) for mode in (("on", "off") if run % 2 else ("off", "on"))]
+    times: dict[str, list[float]] = {mode: [] for mode in daemons}
+    for mode in order:
+        times[mode].append(grade_time(exercise, daemons[mode], mode))
+    return times
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=10)
@@ -126,18 +139,8 @@ def main() -> None:
     confine_job = confine_job_times(20)
     forks = {how: fork_times(20, how) for how in ("plain", "handler", "contained")}
     daemons = {mode: Path(tempfile.mkdtemp(prefix="devcourse-bench-")) for mode in ("on", "off")}
-    rows = []
     try:
-        for name in args.exercises:
-            ex = course.get(name)
-            for mode, where in daemons.items():
-                grade_time(ex, where, mode)  # warm: the daemon started, its first check made
-                grade_time(ex, where, mode)
-            times = {"on": [], "off": []}
-            for run in range(args.runs):
-                for mode in (("on", "off") if run % 2 else ("off", "on")):  # each first as often
-                    times[mode].append(grade_time(ex, daemons[mode], mode))
-            rows.append((name, times))
+        rows = [(name, warm_check_times(course.get(name), daemons, args.runs)) for name in args.exercises]
     finally:
         for mode, where in daemons.items():
             os.environ[sandbox.OFF_VARIABLE] = mode

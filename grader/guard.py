@@ -19,8 +19,9 @@ code made at run time), what no fix needs:
 * `ctypes`, reading a process's memory through `/proc/PID/mem`, starting programs, trace and audit hooks.
 
 Torch's own code generation (torch.compile: dynamo's bytecode, inductor's modules and compilers) asks from
-torch's frames and goes on. Each refusal raises `Refused` where it happened and is kept in `refusals`: the
-plugin fails the check that made it even if the learner's code caught the exception. Audit hooks are not a
+torch's frames and goes on. Each refusal raises `Refused` where it happened and is kept in a list that only the
+hook's private namespace holds (`take_refusals`): the plugin fails the check that made it even if the learner's
+code caught the exception and cleared what it could reach. Audit hooks are not a
 sandbox on their own (native code raises no events); they stand behind the policy and the OS (grader.sandbox).
 """
 
@@ -49,8 +50,6 @@ class Refused(RuntimeError):
     """Something learner code asked for that the grader does not run; the message says what and why."""
 
 
-#: What was refused in this process so far (the plugin fails the check that made a refusal, caught or not).
-refusals: list[str] = []
 
 _LEARNER, _LIBRARY, _STANDARD = "learner", "library", "standard"
 _kinds: dict[str, str] = {}
@@ -155,6 +154,30 @@ def _on_compile(args) -> None:
     if _learner_asked(standard_ok=_MAKE_CODE, importing=importing):
         _refuse("compiling text into code (compile, exec or eval of a string, a string annotation evaluated)",
                 _RUN_TEXT)
+    elif _a_field_named_by_code():
+        _refuse("a dataclass field whose name is not an identifier", "dataclasses writes each field's name into "
+                "the code it generates, so such a name is code the grader never read")
+
+
+_DATACLASSES = os.path.join(_STDLIB, "dataclasses.py")
+_KEYWORDS = frozenset(__import__("keyword").kwlist)
+
+
+def _a_field_named_by_code() -> bool:
+    """Whether the text being compiled is a dataclass's methods (dataclasses._process_class on the stack) and a
+    field's name, in the class's annotations, its fields or a base's, is not an identifier: dataclasses checks
+    none (make_dataclass and namedtuple do), and a Field's name can be changed after its class is made."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "_process_class" and code.co_filename == _DATACLASSES:
+            scope = frame.f_locals
+            fields = scope.get("fields") or {}
+            names = [*fields, *(getattr(f, "name", None) for f in fields.values()),
+                     *(scope.get("cls_annotations") or {})]
+            return not all(isinstance(n, str) and n.isidentifier() and n not in _KEYWORDS for n in names)
+        frame = frame.f_back
+    return False
 
 
 def _on_exec(args) -> None:
@@ -376,14 +399,32 @@ def sealed_copy(namespace: dict, names) -> dict:
     return private
 
 
-_PRIVATE = ("_kind", "_installed", "_asker", "_documented", "_learner_asked", "_refuse", "_remember",
+_PRIVATE = ("_kind", "_installed", "_a_field_named_by_code", "_asker", "_documented", "_learner_asked", "_refuse", "_remember",
             "_learners_function", "_torch_class", "_exception_class", "_a_check_modules", "learner_on_stack", "learner_asks", *(f.__name__ for f in set(_RULES.values())))
 
 
+def _snapshot(module, nested=()) -> types.SimpleNamespace:
+    """The attributes of `module` as they are now, in an object only the private namespace holds: code that reaches
+    the module and rebinds what the hook calls (`sys._getframe` made to return None made every event look like the
+    interpreter's start-up) changes the module, not the snapshot."""
+    taken = types.SimpleNamespace(**vars(module))
+    for name in nested:
+        setattr(taken, name, _snapshot(getattr(module, name)))
+    return taken
+
+
 def _make_private() -> dict:
+    import builtins
+
     namespace_tables = globals()
     private = sealed_copy(namespace_tables, _PRIVATE)
+    # The modules and builtins the hook's functions call, as they are now (the module's own are rebindable)
+    private.update(sys=_snapshot(sys), os=_snapshot(os, ("path",)), threading=_snapshot(threading),
+                   types=_snapshot(types), sysconfig=_snapshot(sysconfig), __builtins__=dict(vars(builtins)))
     private["_kinds"] = {}  # a cache of its own
+    # What was refused so far (the plugin fails the check that made a refusal, caught or not): a list no module
+    # holds, so that learner code cannot take a refusal back (take_refusals)
+    private["refusals"] = []
     private["_library_made"] = {}  # what the module's own dict holds is never read by the hook
     private["_inside"] = set()
     # tables of their own, read-only: the module's are objects a submission could reach and fill
@@ -426,6 +467,7 @@ def install(*, _private=None) -> None:
     sys.addaudithook(types.FunctionType(hook.__code__, _private, "hook", hook.__defaults__))
     _installed_hook[0] = True
     _guard_signal_handlers(_private)
+    _guard_program_starts(_private)
 
 
 def _guard_signal_handlers(private: dict) -> None:
@@ -443,6 +485,23 @@ def _guard_signal_handlers(private: dict) -> None:
         return _original(signalnum, handler)
 
     _signal.signal = guarded_signal
+
+
+def _guard_program_starts(private: dict) -> None:
+    """`_posixsubprocess.fork_exec` starts a program without an audit event of its own (subprocess raises one
+    before it calls it; `multiprocessing.util.spawnv_passfds`, which multiprocessing's spawn start method uses,
+    does not): replaced, like `_signal.signal`, by a copy that refuses learner code. Torch's own (a DataLoader
+    whose workers are spawned) go on."""
+    import _posixsubprocess
+
+    def guarded_fork_exec(*args, _original=_posixsubprocess.fork_exec, _asker=private["_asker"],
+                          _getframe=sys._getframe, _refuse=private["_refuse"]):
+        if _asker(_getframe(1))[0] == "learner":
+            _refuse("starting a program (multiprocessing's spawn start method)", "a new interpreter runs "
+                    "outside the checks' sight and without the grader's guard (forked processes are fine)")
+        return _original(*args)
+
+    _posixsubprocess.fork_exec = guarded_fork_exec
 
 
 def installed_code(code) -> bool:
@@ -498,17 +557,22 @@ def message(refused: list[str]) -> str:
 _sealed = _make_private()
 private.__kwdefaults__ = {"_private": _sealed}
 install.__kwdefaults__ = {"_private": _sealed}
-del _sealed
 
 
-def refused_sending() -> None:
+def refused_sending(*, _private=None) -> None:
     text = ("sending a record on the grading channel: only the grader reports a check's result")
-    refusals.append(text)
+    _private["refusals"].append(text)
     raise Refused(f"the grader does not run this: {text}")
 
 
-def take_refusals() -> list[str]:
+def take_refusals(*, _private=None) -> list[str]:
     """What was refused since the last call (the plugin asks after every call of learner code)."""
+    refusals = _private["refusals"]
     taken = list(refusals)
     refusals.clear()
     return taken
+
+
+refused_sending.__kwdefaults__ = {"_private": _sealed}
+take_refusals.__kwdefaults__ = {"_private": _sealed}
+del _sealed

@@ -150,10 +150,16 @@ class Baseline:
                 # SGD._init_group on first use, and the policy refuses a learner's underscore attributes
                 items = {k: v for k, v in items.items() if not k.startswith("_") or _is_dunder(k)}
             self._entries.append((label, ns, tuple(items), tuple(items.values()), len(vars(ns))))
+        self._contents = []  # (label, namespace, name, the object, a copy of what it held)
         for module in check_modules:  # the hidden checks: every global, helpers and cached values alike
             items = dict(vars(module))
-            self._entries.append((f"the check module {module.__name__}", module, tuple(items), tuple(items.values()),
-                                  len(items)))
+            label = f"the check module {module.__name__}"
+            self._entries.append((label, module, tuple(items), tuple(items.values()), len(items)))
+            changes_itself = _changed_by_its_own_code(module)
+            for name, value in items.items():
+                kept = _copy_of_data(value)
+                if kept is not _NOT_DATA and name not in changes_itself:
+                    self._contents.append((label, vars(module), name, value, kept))
         self._flat = _Flat(self._entries)
 
     def hold_grader_state(self) -> None:
@@ -166,9 +172,27 @@ class Baseline:
                 self._entries.append((name, mod, tuple(items), tuple(items.values()), len(vars(mod))))
         self._flat = _Flat(self._entries)
 
+    def sealed(self):
+        """The compare (what `changed` does) for the plugin to hold, once the grader's state is added: a function
+        that holds all it reads in its defaults (tuples, frozen sets, read-only views: nothing learner code can
+        change in place, and defaults it may not read: grader.guard) and runs on a private copy of this module's
+        globals whose builtins and modules are copies taken now. A submission that reaches this module, the
+        baseline or `builtins` under a plain name and changes one of the baseline's lists, the set of the grader's
+        wrappers or `all` changes what this compare never reads. Kept by no object learner code can reach
+        (a function's __globals__ raises no audit event)."""
+        flat = self._flat
+        state = (tuple(self._entries),
+                 (tuple(flat.dicts), tuple(flat.dict_keys), tuple(flat.dict_values), tuple(flat.views),
+                  tuple(flat.view_keys), tuple(flat.view_values), tuple(flat.classes), tuple(flat.class_sizes)),
+                 types.MappingProxyType({k: frozenset(v) for k, v in self._names.items()}),
+                 frozenset(self._public_only), tuple(self._contents))
+        return types.FunctionType(_compare.__code__, _private_namespace(), "changed", state)
+
     def changed(self) -> list[str]:
+        """What was replaced or changed since the baseline was taken (the plugin holds `sealed()`, which does the
+        same where learner code cannot change what it reads)."""
         if self._flat.untouched():
-            return []  # the usual case, in one pass in C (below: which entries changed, and how)
+            return self._contents_changed()  # the usual case, in one pass in C (below: which changed, and how)
         out = []
         for label, ns, keys, values, size in self._entries:
             now = vars(ns)
@@ -181,10 +205,14 @@ class Baseline:
             if isinstance(ns, type):  # a class gains no methods at run time: a new one overrides a base's
                 known = self._names.get(id(ns), set(keys))
                 out += [f"{label}.{key}" for key, v in list(now.items())
-                        if key not in known and callable(v) and v not in _GRADER_WRAPPERS
+                        if key not in known and callable(v) and not _graders_own(v)
                         and not _torch_rewrapped(v, _inherited(ns, key))
                         and not (id(ns) in self._public_only and key.startswith("_") and not _is_dunder(key))]
-        return out
+        return out + self._contents_changed()
+
+    def _contents_changed(self) -> list[str]:
+        return [f"{label}.{key} (what it holds)" for label, namespace, key, obj, kept in self._contents
+                if namespace.get(key, _MISSING) is obj and not _same_data(obj, kept)]
 
 
 _MISSING = object()
@@ -232,6 +260,107 @@ class _Flat:
                 and all(map(operator.eq, map(len, self.classes), self.class_sizes)))
 
 
+def _compare(entries, flat, names, public_only, contents) -> list[str]:
+    """Baseline.changed once sealed (Baseline._seal: its arguments are the defaults it is made with)."""
+    dicts, dict_keys, dict_values, views, view_keys, view_values, classes, class_sizes = flat
+    is_ = operator.is_
+    out = []
+    if not (all(map(is_, map(dict.get, dicts, dict_keys), dict_values))
+            and all(map(is_, map(types.MappingProxyType.get, views, view_keys), view_values))
+            and all(map(operator.eq, map(len, classes), class_sizes))):
+        for label, ns, keys, values, size in entries:
+            now = vars(ns)
+            if all(map(is_, map(now.get, keys), values)) and (len(now) == size or not isinstance(ns, type)):
+                continue
+            for key, obj in zip(keys, values):
+                new = now.get(key, _MISSING)
+                if new is not obj and not _torch_rewrapped(new, obj) and not _graders_own(new, obj):
+                    out.append(f"{label}.{key}")
+            if isinstance(ns, type):
+                known = names.get(id(ns), frozenset(keys))
+                out += [f"{label}.{key}" for key, v in list(now.items())
+                        if key not in known and callable(v) and not _graders_own(v)
+                        and not _torch_rewrapped(v, _inherited(ns, key))
+                        and not (id(ns) in public_only and key.startswith("_") and not _is_dunder(key))]
+    for label, namespace, key, obj, kept in contents:
+        if namespace.get(key, _MISSING) is obj and not _same_data(obj, kept):
+            out.append(f"{label}.{key} (what it holds)")
+    return out
+
+
+#: Types whose values hold no other object and cannot change; anything else in a check module's global is not
+#: compared by content.
+_ATOMS = (type(None), bool, int, float, complex, str, bytes, range, type(Ellipsis))
+
+
+def _copy_of_data(value, depth: int = 0):
+    """A copy of `value` to compare it with later, if it is data a check reads (numbers and strings, torch's dtypes
+    and devices, tensors and NumPy arrays, in lists, tuples, sets and dicts) and holds something that can change
+    in place; else _NOT_DATA."""
+    import torch
+
+    if depth > 4:
+        return _NOT_DATA
+    if isinstance(value, _ATOMS) or isinstance(value, (torch.dtype, torch.device)):
+        return value
+    if type(value) is torch.Tensor:
+        return value.detach().clone() if value.device.type == "cpu" else _NOT_DATA
+    if type(value) in (list, tuple, set, frozenset):
+        items = [_copy_of_data(v, depth + 1) for v in value]
+        return _NOT_DATA if any(v is _NOT_DATA for v in items) else type(value)(items)
+    if type(value) is dict:
+        pairs = [(_copy_of_data(k, depth + 1), _copy_of_data(v, depth + 1)) for k, v in value.items()]
+        return _NOT_DATA if any(_NOT_DATA in (k, v) for k, v in pairs) else dict(pairs)
+    return _NOT_DATA
+
+
+def _same_data(now, kept) -> bool:
+    import torch
+
+    if type(now) is not type(kept):
+        return False
+    if type(now) is torch.Tensor:
+        return now.dtype == kept.dtype and now.shape == kept.shape and bool(torch.equal(now, kept))
+    if type(now) in (list, tuple):
+        return len(now) == len(kept) and all(map(_same_data, now, kept))
+    if type(now) is dict:
+        return now.keys() == kept.keys() and all(_same_data(now[k], kept[k]) for k in kept)
+    return now == kept
+
+
+_NOT_DATA = object()
+#: What a check module's own code changes in place (its caches, the readings it collects): compared by identity only.
+_MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "pop", "popitem", "remove",
+                       "discard", "clear", "sort", "reverse", "__setitem__", "__delitem__"})
+
+
+def _changed_by_its_own_code(module) -> set[str]:
+    """The module's globals its own source changes in place: `NAME.append(...)` and the like, `NAME[...] = ...`,
+    `del NAME[...]`, an in-place tensor method (`NAME.add_(...)`), `global NAME`."""
+    import ast
+
+    try:
+        with open(getattr(module, "__file__", None), encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, TypeError, ValueError):
+        return set(vars(module))  # nothing known: identity only
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            found.update(node.names)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                isinstance(node.func.value, ast.Name):
+            attr = node.func.attr
+            if attr in _MUTATORS or (attr.endswith("_") and not attr.startswith("_")):
+                found.add(node.func.value.id)
+        elif isinstance(node, (ast.Subscript,)) and isinstance(node.ctx, (ast.Store, ast.Del)) and \
+                isinstance(node.value, ast.Name):
+            found.add(node.value.id)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            found.add(node.target.id)
+    return found
+
+
 def _torch_rewrapped(new, old) -> bool:
     """torch rebinds a few of its functions to wrappers of themselves when a part of it is first used (importing
     torch._dynamo wraps torch.manual_seed; its first compile, nn.Module.__init__ and __setstate__): a function
@@ -253,23 +382,21 @@ def _holds(cell, obj) -> bool:
         return False
 
 
-#: Wrappers the grader itself puts in place while it measures (grader.instruments counts synchronize() calls
-#: and the copies of torch.tensor(list)), each around the very object it replaces.
-_GRADER_WRAPPERS: set = set()
-
-
-def _graders_own(new, old) -> bool:
-    return new in _GRADER_WRAPPERS and getattr(new, "__wrapped__", None) is old
+def _graders_own(new, old=_MISSING, *, _wrappers=set()) -> bool:
+    """Whether `new` is one of the wrappers the grader itself puts in place while it measures (grader.instruments
+    counts synchronize() calls and the copies of torch.tensor(list)), around the very object `old`. The set of
+    them is held in this function's defaults, and stand_in's, which learner code may not read (grader.guard)."""
+    return new in _wrappers and (old is _MISSING or getattr(new, "__wrapped__", None) is old)
 
 
 @contextlib.contextmanager
-def stand_in(owner, name: str, wrapper):
+def stand_in(owner, name: str, wrapper, *, _wrappers=_graders_own.__kwdefaults__["_wrappers"]):
     """Put the grader's `wrapper` of owner.name (functools.wraps of it) in place for the block, then put the
     original back: not tampering, by the learner or the grader, for verify()."""
     original = getattr(owner, name)
     assert wrapper.__wrapped__ is original
     inherited = isinstance(owner, type) and name not in vars(owner)  # torch.Tensor.new_tensor is TensorBase's
-    _GRADER_WRAPPERS.add(wrapper)
+    _wrappers.add(wrapper)
     setattr(owner, name, wrapper)
     try:
         yield
@@ -278,10 +405,30 @@ def stand_in(owner, name: str, wrapper):
             delattr(owner, name)  # inherited again, as before: a class's own copy of it would be a new method
         else:
             setattr(owner, name, original)
-        _GRADER_WRAPPERS.discard(wrapper)
+        _wrappers.discard(wrapper)
 
 
-#: Set by the plugin once the grader is loaded; checked after every check and every call of learner code.
+_SEALED_FUNCTIONS = ("_compare", "_torch_rewrapped", "_holds", "_graders_own", "_inherited", "_is_dunder",
+                     "_same_data")
+
+
+def _private_namespace() -> dict:
+    """A copy of this module's globals for Baseline.sealed's compare, its helpers copies bound to it, with builtins
+    and the modules it calls as they are now."""
+    private = dict(globals())
+    snapshot = types.SimpleNamespace
+    private.update(__builtins__=dict(vars(builtins)), operator=snapshot(**vars(operator)),
+                   types=snapshot(**vars(types)), os=snapshot(**{**vars(os), "path": snapshot(**vars(os.path))}))
+    for name in _SEALED_FUNCTIONS:
+        original = private[name]
+        copy = types.FunctionType(original.__code__, private, original.__name__, original.__defaults__)
+        copy.__kwdefaults__ = original.__kwdefaults__  # _graders_own's: the very set stand_in fills
+        private[name] = copy
+    return private
+
+
+#: Set by the plugin once the grader is loaded; checked after every call of learner code (the plugin holds the
+#: sealed compare, Baseline.sealed, which it runs after every check).
 baseline: Baseline | None = None
 
 

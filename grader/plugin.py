@@ -26,17 +26,15 @@ from grader.expect import GradeFailure
 from grader.submission import Submission, SubmissionError, describe_exception, exception_text, learner_trace
 
 _exit = os._exit  # taken before any learner code runs
-#: Skips the grader itself raised during the current check; any other skip (pytest's Skipped or
-#: unittest.SkipTest raised by learner code) fails the check.
-_granted_skips: list[BaseException] = []
-
-
-def skip_leg(reason: str):
-    """Skip the current check on this leg, as the grader (a simulator limit): the one way a check may skip."""
+def skip_leg(reason: str, *, _granted=[]):  # noqa: B006 - the one list, held where learner code cannot reach it
+    """Skip the current check on this leg, as the grader (a simulator limit): the one way a check may skip. The
+    skips the grader raised during the current check are kept in this function's defaults (learner code may not
+    read a function's defaults: grader.guard); any other skip (pytest's Skipped or unittest.SkipTest raised by
+    learner code) fails the check."""
     try:
         pytest.skip(reason)
     except BaseException as exc:
-        _granted_skips.append(exc)
+        _granted.append(exc)
         raise
 
 
@@ -252,8 +250,8 @@ def pytest_collection_finish(session):
         guard.install()
         audit.interpreter = audit.Interpreter()
         integrity.baseline = integrity.Baseline(check_modules={item.module for item in session.items})
-        _hold(changed=integrity.baseline.changed, interpreter=audit.interpreter)
         integrity.baseline.hold_grader_state()
+        _hold(changed=integrity.baseline.sealed(), interpreter=audit.interpreter)
 
 
 #: What the plugin's own hooks use to judge a check, held in their default arguments (below, _hold): pluggy keeps
@@ -307,7 +305,7 @@ def pytest_make_collect_report(collector):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item, _held=_UNSET):
-    _granted_skips.clear()
+    skip_leg.__kwdefaults__["_granted"].clear()
     _check_started[:] = time.monotonic(), time.process_time()  # a stop in the call: the call's own CPU time
     outcome = yield
     if not _grading(item.config):
@@ -397,7 +395,8 @@ def _skip_granted(item, call) -> bool:
     skipped in its setup, or skip_leg() in the call."""
     if call.when == "setup":
         return item.get_closest_marker("skip") is not None
-    return call.excinfo is not None and any(call.excinfo.value is exc for exc in _granted_skips)
+    granted = skip_leg.__kwdefaults__["_granted"]
+    return call.excinfo is not None and any(call.excinfo.value is exc for exc in granted)
 
 
 def _release_frames(exc: BaseException | None) -> None:

@@ -94,13 +94,14 @@ WORKER_MODULES = ("__init__", "plugin", "expect", "instruments", "integrity", "s
 
 
 def code_digest() -> str:
-    """Changes whenever the code a worker runs, the Python running it, or whether workers are isolated
-    (DEVCOURSE_ISOLATION, read by the daemon's processes) changes."""
+    """Changes whenever the code a worker runs, the Python running it, or how workers are isolated
+    (DEVCOURSE_ISOLATION, DEVCOURSE_PID_NAMESPACE, read by the daemon's processes) changes."""
     import hashlib
 
     root = Path(__file__).resolve().parent
     files = [root / f"{m}.py" for m in WORKER_MODULES] + sorted((root / "simulated").rglob("*.py"))
-    stamp = [sys.executable, sys.version, f"isolation off={sandbox.turned_off()}"]
+    stamp = [sys.executable, sys.version, f"isolation off={sandbox.turned_off()}",
+             f"pid namespace={containment.pid_namespace_wanted()}"]
     stamp += [f"{f}:{f.stat().st_mtime_ns}" for f in files if f.exists()]
     return hashlib.sha256("\n".join(stamp).encode()).hexdigest()[:16]
 
@@ -248,10 +249,7 @@ def warms_gpus(family: str) -> bool:
 
 
 def _has_nvidia_gpus() -> bool:
-    """Without asking CUDA, which must not start in a zygote (its forks could not use it)."""
-    import glob
-
-    return bool(glob.glob("/dev/nvidia[0-9]*"))
+    return containment.nvidia_gpus()
 
 
 def _start_gpus() -> None:
@@ -311,24 +309,51 @@ def _limit_host_memory(spec: str) -> None:
 # The zygote: each job in a new worker
 # ----------------------------------------------------------------------------------------------------------
 class Spare:
-    """A worker started ahead of time (spawn mode), waiting on stdin for its one job."""
+    """A worker started ahead of time (spawn mode), waiting on stdin for its one job: a new Python, exec'ed by a
+    fork that fork_contained made, so that it runs in a PID namespace of its own under a keeper, as a forked
+    worker does (grader.containment; `--contained` tells it so)."""
 
     def __init__(self, family: str):
-        self.rfd, self.wfd = os.pipe()
+        self.rfd, wfd = os.pipe()
+        job_r, self.job_w = os.pipe()
+        self.out_fd, out_w = os.pipe()
         self.private = sandbox.private_folder()  # the worker's only writable folder; removed after its job
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "grader.workers", "spare", "--family", family, "--fd", str(self.wfd),
-             "--private", str(self.private)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            pass_fds=(self.wfd,), start_new_session=True, text=True,
-        )
-        os.close(self.wfd)
-        self.out_fd = self.proc.stdout.fileno()
+        argv = [sys.executable, "-m", "grader.workers", "spare", "--family", family, "--fd", str(wfd),
+                "--private", str(self.private)]
+        if sys.platform.startswith("linux"):
+            self.pid, self.report = containment.fork_contained(_fork, uses_cuda=family == "real")
+        else:  # macOS: no namespaces, and a fork that execs at once
+            self.pid, self.report = _fork(), None
+        if self.pid == 0:
+            try:
+                with contextlib.suppress(OSError):
+                    os.setsid()  # no signal of the learner's terminal reaches it
+                os.dup2(job_r, 0)
+                os.dup2(out_w, 1)
+                os.dup2(out_w, 2)
+                os.set_inheritable(wfd, True)
+                os.execv(sys.executable, argv + (["--contained"] if containment.CONTAINED else []))
+            finally:
+                _exit(70)
+        for fd in (wfd, job_r, out_w):
+            os.close(fd)
 
     def start(self, job: dict, token: str, exit_code: int) -> int:
-        self.proc.stdin.write(json.dumps({"job": job, "token": token, "exit_code": exit_code}) + "\n")
-        self.proc.stdin.close()
-        return self.proc.pid
+        """Hand the job over; the pid to wait for (the keeper's)."""
+        with os.fdopen(self.job_w, "w") as f:
+            f.write(json.dumps({"job": job, "token": token, "exit_code": exit_code}) + "\n")
+        return self.pid
+
+    def discard(self) -> None:
+        """The zygote is ending: stop the spare (killing its keeper ends its namespace) and remove its folder."""
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+        for fd in (self.rfd, self.job_w, self.out_fd, *([self.report] if self.report is not None else [])):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        sandbox.remove(self.private)
 
 
 class ForkedWorker:
@@ -340,8 +365,9 @@ class ForkedWorker:
         self.ofd, owfd = os.pipe()
         jr, self.jw = os.pipe()
         self.private = sandbox.private_folder()  # the worker's only writable folder; removed after its job
-        # Its keeper's pid (grader.containment), or the worker's own where no PID namespace can be made.
-        self.pid, self.report = containment.fork_contained(_fork, last=True)  # a handler forks one worker
+        # Its keeper's pid and report (grader.containment); a handler forks one worker. One of the real family on a
+        # machine with NVIDIA GPUs starts CUDA, which needs a network namespace of its own (containment says why).
+        self.pid, self.report = containment.fork_contained(_fork, last=True, uses_cuda=zygote.family == "real")
         if self.pid == 0:
             try:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -431,15 +457,6 @@ class ReadyHandler:
             os.waitpid(self.pid, 0)
 
 
-def _children_of(pid: int) -> set[int]:
-    found = set()
-    with contextlib.suppress(OSError):
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/children") as f:
-                found |= {int(p) for p in f.read().split()}
-    return found
-
-
 class Zygote:
     def __init__(self, family: str, folder: Path, keep: set[int]):
         self.family = family
@@ -465,7 +482,7 @@ class Zygote:
             report = worker.report
         else:
             spare, self.spare = self.spare, Spare(self.family)
-            rfd, ofd, private = spare.rfd, os.dup(spare.out_fd), spare.private
+            rfd, ofd, private, report = spare.rfd, spare.out_fd, spare.private, spare.report
             pid = spare.start(job, token, exit_code)
         try:
             lines, output, status, stopped = self._collect(pid, rfd, ofd, self.silence_limit(job))
@@ -538,19 +555,11 @@ class Zygote:
         return buf.decode(errors="replace").splitlines(), output.decode(errors="replace"), status, stopped
 
     def _stop_leftovers(self, pid: int) -> int:
-        """Stop whatever the worker's code left running (its process group, and orphans handed to us);
-        how many there were."""
-        mine = {self.spare.proc.pid} if self.spare else set()
-        left = _live_in_group(pid) | (_live(_children_of(os.getpid())) - mine - self.known_children)
-        with contextlib.suppress(OSError):
-            os.killpg(pid, signal.SIGKILL)
-        for child in left:
-            with contextlib.suppress(OSError):
-                os.kill(child, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        return len(left)
+        """Stop whatever the worker's code left running: every process below this one (a subreaper, so the orphans
+        of the worker's code come back here) but the next spare and the other family's zygote; how many there were.
+        In a PID namespace the keeper killed them all already."""
+        mine = {self.spare.pid} if self.spare else set()
+        return containment.sweep(spare=frozenset(mine | self.known_children), worker_group=pid)
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -559,26 +568,6 @@ def _stat(pid: int) -> list[str] | None:
             return f.read().rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
     except OSError:
         return None
-
-
-def _live(pids) -> set[int]:
-    return {p for p in pids if (st := _stat(p)) is not None and st[0] != "Z"}
-
-
-def _live_in_group(pgid: int) -> set[int]:
-    if not os.path.isdir("/proc"):
-        return set()
-    try:
-        os.killpg(pgid, 0)  # no signal: whether the group has any process at all (the usual answer: none)
-    except ProcessLookupError:
-        return set()  # without reading every process's /proc entry, after every grading
-    except OSError:
-        pass
-    members = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and (st := _stat(int(entry))) is not None and st[0] != "Z" and int(st[2]) == pgid:
-            members.add(int(entry))
-    return members
 
 
 def _become_subreaper() -> None:
@@ -983,8 +972,7 @@ def _serve(family: str, folder: Path, digest: str, keep: frozenset[int] = frozen
     finally:
         _unlink_if_ours(path, mine)
         if zygote.spare:
-            zygote.spare.proc.kill()
-            sandbox.remove(zygote.spare.private)
+            zygote.spare.discard()
 
 
 def _unlink_if_ours(path: Path, inode: int) -> None:
@@ -1067,7 +1055,8 @@ def serve(folder: Path) -> None:
             sim.terminate()
 
 
-def _spare_main(family: str, fd: int, private: str) -> None:
+def _spare_main(family: str, fd: int, private: str, contained: bool = False) -> None:
+    containment.CONTAINED = contained  # exec'ed by a grading process that fork_contained made (Spare)
     _confine_soon(private, family, gpus_started=False)  # first, while this new process has one thread
     _prepare(family)
     _warm_up()  # a spare is started ahead of its job, so its warm-up costs no one a wait
@@ -1085,13 +1074,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--fd", type=int)
     p.add_argument("--digest")
     p.add_argument("--private")
+    p.add_argument("--contained", action="store_true")
     args = p.parse_args(argv)
     if args.role == "serve":
         serve(args.dir)
     elif args.role == "zygote":
         _serve(args.family, args.dir, args.digest)
     else:
-        _spare_main(args.family, args.fd, args.private)
+        _spare_main(args.family, args.fd, args.private, args.contained)
 
 
 if __name__ == "__main__":

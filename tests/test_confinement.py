@@ -10,15 +10,14 @@ import faulthandler
 import hashlib
 import os
 import socket
-import struct
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from grader import containment, daemon, namespaces, sandbox
+from grader import containment, daemon, namespaces, runner, sandbox
+from tests.peer_listener import PeerListener
 from tests.test_isolation import EX, ISOLATED, attack, messages, the_solution_still_passes
 
 pytestmark = pytest.mark.skipif(not ISOLATED.available, reason=f"no full confinement here: {ISOLATED.how}")
@@ -92,28 +91,12 @@ def _warm_zygotes(where) -> dict:
     raise AssertionError("the daemon never warmed up")
 
 
-class _Beacon:
-    """A Unix socket the attack's processes connect to once each: the kernel tells who connected (SO_PEERCRED, the
-    pid in this process's namespace), so the test can look for them after the grading."""
+class _Beacon(PeerListener):
+    """A Unix socket the attack's processes connect to once each, so that the test can look for them afterwards."""
 
     def __init__(self, path: Path):
-        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.server.bind(str(path))
-        os.chmod(path, 0o777)  # a grading runs as nobody where the suite runs as root
-        self.server.listen(8)
         self.pids: list[int] = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                return
-            with conn:
-                creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-                self.pids.append(struct.unpack("3i", creds)[0])
-                conn.sendall(b"x")
+        super().__init__(path, lambda conn, pid: (self.pids.append(pid), conn.sendall(b"x")))
 
 
 def test_a_process_in_a_session_of_its_own_ends_with_its_grading_and_never_reaches_the_daemon(tmp_path):
@@ -147,7 +130,7 @@ def test_a_process_in_a_session_of_its_own_ends_with_its_grading_and_never_reach
     assert any("left 2 process(es) running" in r.message for r in g.failures), messages(g)
     assert len(beacon.pids) == 1
     assert not os.path.exists(f"/proc/{beacon.pids[0]}")  # ended with the grading, before its result came back
-    beacon.server.close()
+    beacon.close()
     assert _warm_zygotes(where) == before
     the_solution_still_passes()
 
@@ -309,3 +292,147 @@ def test_a_contained_grading_sees_only_its_own_namespace_in_proc():
         return f"{os.waitstatus_to_exitcode(worker_status)} {left}"
 
     assert in_a_child(child) == "0 0"
+
+# ------------------------------------------------------------------------------------------ without a PID namespace
+def _leave_a_session_behind(w) -> None:
+    """In a grading process: a child in a session of its own that stays alive (so its own child is no orphan when
+    the grading ends), and that child, which execs a program; both pids written to `w`, then the grading ends."""
+    r2, w2 = os.pipe()
+    if os.fork() == 0:
+        os.setsid()
+        grandchild = os.fork()
+        if grandchild == 0:
+            os.execv("/bin/sleep", ["sleep", "60"])
+        os.write(w, f"{os.getpid()} {grandchild}".encode())
+        os.close(w)
+        os.close(w2)
+        os.execv("/bin/sleep", ["sleep", "60"])
+    os.close(w)
+    os.close(w2)
+    os.read(r2, 1)  # until the child execs (its copy of w2 is closed then)
+    os._exit(3)
+
+
+def test_without_a_pid_namespace_the_keeper_still_ends_every_process_of_its_grading():
+    r, w = os.pipe()
+    pid, report = containment.fork_contained(pid_namespace=False)
+    if pid == 0:
+        os.close(r)
+        assert not containment.CONTAINED
+        _leave_a_session_behind(w)
+    os.close(w)
+    with os.fdopen(r) as f:
+        left_behind = [int(p) for p in f.read().split()]
+    _, status = os.waitpid(pid, 0)
+    status, left = containment.outcome(report, status)
+    assert (os.waitstatus_to_exitcode(status), left) == (3, 2)
+    assert len(left_behind) == 2 and not [p for p in left_behind if containment._state(p) not in (None, "Z")]
+
+
+def _two_gradings_at_once(body, uses_cuda: bool) -> list[str]:
+    """What `body()` says in each of two contained gradings that live at the same time (the first still runs
+    when the second starts, as a ready worker and a check's worker do)."""
+    release_r, release_w = os.pipe()
+    said, started = [], []
+    for _ in range(2):
+        r, w = os.pipe()
+        pid, report = containment.fork_contained(uses_cuda=uses_cuda)
+        if pid == 0:
+            os.close(release_w)
+            os.close(r)
+            try:
+                text = body()
+            except Exception as exc:  # noqa: BLE001 - the test reports it
+                text = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+            os.write(w, text.encode())
+            os.close(w)
+            os.read(release_r, 1)  # alive until both have said theirs
+            os._exit(0)
+        os.close(w)
+        with os.fdopen(r) as f:
+            said.append(f.read())
+        started.append((pid, report))
+    os.close(release_w)
+    os.close(release_r)
+    for pid, report in started:
+        containment.outcome(report, os.waitpid(pid, 0)[1])
+    return said
+
+
+_HELD = []
+
+
+def _bind_as_libcuda() -> str:
+    held = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    _HELD.append(held)  # bound until this process ends
+    held.bind(f"\0cuda-uvmfd-{os.stat('/proc/self/ns/net').st_ino}-{os.getpid()}")
+    return "bound"
+
+
+def test_a_grading_that_uses_cuda_gets_a_network_namespace_of_its_own(monkeypatch):
+    """libcuda binds an abstract socket named after its network namespace and pid; every grading is pid 2 of its
+    PID namespace, so two at once in one network namespace collide (CUDA's error 304). Bound here as libcuda
+    does, by two gradings at once: in the network namespace they share, the second is refused; each in its own
+    (uses_cuda on a machine with NVIDIA GPUs), both bind."""
+    monkeypatch.setattr(containment, "nvidia_gpus", lambda: True)
+    assert _two_gradings_at_once(_bind_as_libcuda, uses_cuda=False) == ["bound", "OSError: [Errno 98] Address "
+                                                                         "already in use"]
+    assert _two_gradings_at_once(_bind_as_libcuda, uses_cuda=True) == ["bound", "bound"]
+
+
+@pytest.mark.skipif(not containment.nvidia_gpus(), reason="needs NVIDIA GPUs")
+def test_two_gradings_that_use_cuda_at_once_both_start_it():
+    """On a GPU machine: two contained gradings of the real family start CUDA at once, as a ready worker and a
+    check's worker do. Sharing this process's network namespace (uses_cuda=False), the second one's CUDA is
+    expected to fail with error 304: said in the message, not asserted."""
+    import torch
+
+    if torch.cuda.is_initialized():
+        pytest.skip("CUDA started in this process already: its forks cannot use it")
+
+    def start_cuda() -> str:
+        torch.empty(1, device="cuda:0")
+        return "started"
+
+    shared = _two_gradings_at_once(start_cuda, uses_cuda=False)
+    assert _two_gradings_at_once(start_cuda, uses_cuda=True) == ["started", "started"], \
+        f"(sharing a network namespace: {shared})"
+
+
+def test_a_grading_without_a_pid_namespace_leaves_nothing_to_the_next_and_says_what_it_missed(tmp_path, monkeypatch):
+    """DEVCOURSE_PID_NAMESPACE=off (a host where CUDA would fail in one): through the real engine, a submission's
+    grandchild in a session of its own, whose parent is still alive when the grading ends, ends with the grading;
+    the report counts both and says the namespace is missing; the next grading passes."""
+    where = tmp_path / "daemon"  # a daemon of its own: the suite's keeps its namespaces
+    monkeypatch.setenv("DEVCOURSE_DAEMON_DIR", str(where))
+    monkeypatch.setenv(containment.PID_NAMESPACE_VARIABLE, "off")
+    beacon = _Beacon(tmp_path / "beacon.sock")
+    try:
+        g = attack(tmp_path, f"""
+            import time
+            from multiprocessing.connection import Client
+            if not os.environ.get("STARTED"):
+                os.environ["STARTED"] = "1"
+                r, w = os.pipe()
+                if os.fork() == 0:
+                    os.setsid()
+                    if os.fork() == 0:
+                        Client({str(tmp_path / "beacon.sock")!r})
+                        os.close(w)
+                        time.sleep(60)
+                        os._exit(0)
+                    os.close(w)
+                    time.sleep(60)
+                    os._exit(0)
+                os.close(w)
+                os.read(r, 1)
+        """)
+        assert any("left 2 process(es) running" in r.message for r in g.failures), messages(g)
+        assert len(beacon.pids) == 1 and containment._state(beacon.pids[0]) in (None, "Z")
+        missing = f"missing: own PID namespace; {sandbox.describe(sandbox._abi(), contained=False)}"
+        assert g.unisolated and all(how.startswith(missing) for how in g.unisolated), g.unisolated
+        honest = runner.grade(EX, EX.solution_file, device="cpu")
+        assert honest.passed and all(how.startswith(missing) for how in honest.unisolated), honest.failures
+    finally:
+        beacon.close()
+        daemon.stop(where)

@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -21,6 +22,7 @@ import pytest
 
 from grader import ROOT, course, daemon, runner
 from grader.workers import _stat
+from tests.peer_listener import PeerListener
 
 NOISE = course.get("noise_batch")
 FIT = course.get("fit_line")  # its solution steps an optimizer (torch._dynamo's stand-in answers it)
@@ -317,30 +319,15 @@ class StartTicks:
     host's /proc while the process waits for the answer. `expression`: what learner code evaluates to ask."""
 
     def __init__(self, folder: Path):
-        import struct
-        import threading
-
         path = folder / "start-ticks.sock"
-        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.server.bind(str(path))
-        os.chmod(path, 0o777)  # gradings run as nobody where the suite runs as root
-        self.server.listen(8)
         self.expression = f"Client({str(path)!r}).recv_bytes().decode()"
         self.imports = "from multiprocessing.connection import Client\n"
 
-        def answer():
-            while True:
-                try:
-                    conn, _ = self.server.accept()
-                except OSError:
-                    return
-                with conn:
-                    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-                    pid = struct.unpack("3i", creds)[0]
-                    ticks = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19].encode()
-                    conn.sendall(struct.pack("!i", len(ticks)) + ticks)
+        def answer(conn, pid):
+            ticks = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19].encode()
+            conn.sendall(struct.pack("!i", len(ticks)) + ticks)
 
-        threading.Thread(target=answer, daemon=True).start()
+        self.listener = PeerListener(path, answer)
 
 
 def _started_at(ticks) -> float:

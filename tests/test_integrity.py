@@ -4,6 +4,7 @@ and the grading processes must keep working afterwards. Each test grades a real 
 import dataclasses
 import re
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -254,22 +255,29 @@ def test_a_wrong_submission_fails_the_same_checks_on_every_draw(name):
     assert len(outcomes) == 1, outcomes
 
 
-def test_the_baseline_sees_a_replaced_function_a_new_method_and_a_changed_check_global(monkeypatch):
+def test_the_baseline_sees_a_replaced_function_a_new_method_and_a_changed_check_global(monkeypatch, tmp_path):
     # changed() compares its namespaces in flat passes (module dicts, class views, class sizes): each kind of
     # change must still be found and named, and nothing once it is undone
     import types
 
     checks = types.ModuleType("test_probe")
     checks.helper = len
+    checks.TOLERANCES = {"float32": 1e-5, "sizes": [1, 2]}  # data its source never changes: compared by content
+    checks.__file__ = str(tmp_path / "test_probe.py")
+    Path(checks.__file__).write_text("TOLERANCES = {'float32': 1e-5, 'sizes': [1, 2]}\n")
     baseline = integrity.Baseline(check_modules=[checks])
-    assert baseline.changed() == []
+    sealed = baseline.sealed()
+    assert baseline.changed() == [] and sealed() == []
     monkeypatch.setattr(integrity, "scan", lambda *a, **k: [])
     monkeypatch.setattr(integrity.Baseline, "extra", lambda self: None, raising=False)
     monkeypatch.setattr(checks, "helper", max)
-    assert sorted(baseline.changed()) == ["grader.integrity.Baseline.extra", "grader.integrity.scan",
-                                          "the check module test_probe.helper"]
+    checks.TOLERANCES["sizes"].append(3)
+    found = ["grader.integrity.Baseline.extra", "grader.integrity.scan", "the check module test_probe.TOLERANCES "
+             "(what it holds)", "the check module test_probe.helper"]
+    assert sorted(baseline.changed()) == found and sorted(sealed()) == found
     monkeypatch.undo()
-    assert baseline.changed() == []
+    checks.TOLERANCES["sizes"].pop()
+    assert baseline.changed() == [] and sealed() == []
 
 
 def test_a_submission_changed_on_disk_is_scanned_again(tmp_path):

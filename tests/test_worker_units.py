@@ -20,9 +20,17 @@ from pathlib import Path
 
 import pytest
 
-from grader import ROOT, daemon, limits, workers
+from grader import ROOT, containment, daemon, limits, workers
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+def _alive(pids) -> set[int]:
+    return {p for p in pids if containment._state(p) not in (None, "Z", "X")}
+
+
+def _live_children(pid: int) -> set[int]:
+    return _alive(containment._children(pid))
 
 
 # ------------------------------------------------------------------------------------------------ limits
@@ -629,25 +637,23 @@ def test_the_code_digest_follows_the_workers_code_and_the_isolation_setting(monk
 
 
 @linux
-def test_process_states_children_and_groups():
+def test_process_states_and_children():
     assert workers._stat(os.getpid())[0] in "RS"
     assert workers._stat(2**22 + 12345) is None
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
     try:
-        assert child.pid in workers._children_of(os.getpid())
-        assert workers._live([child.pid, 2**22 + 12345]) == {child.pid}
-        assert workers._live_in_group(child.pid) == {child.pid}
-        assert workers._live_in_group(os.getpgid(0)) >= {os.getpid()}
-        assert child.pid not in workers._live_in_group(os.getpgid(0))
+        assert child.pid in containment._children(os.getpid())
+        assert child.pid in containment._live_below(os.getpid())
+        assert child.pid not in containment._live_below(os.getpid(), spare={child.pid})
     finally:
         child.kill()
     os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)
-    assert workers._live([child.pid]) == set() and workers._live_in_group(child.pid) == set()  # a zombie
+    assert child.pid not in containment._live_below(os.getpid())  # a zombie
     handlers = {child.pid, 1}
     workers._reap(handlers)
     assert handlers == {1} and workers._stat(child.pid) is None
     workers._reap(handlers)  # nothing left to reap: no error
-    assert workers._children_of(2**22 + 12345) == set()
+    assert containment._children(2**22 + 12345) == set()
 
 
 def test_prepared_says_why_a_family_cannot_grade(capsys):
@@ -979,7 +985,7 @@ def test_an_idle_zygote_keeps_a_worker_forked_ahead_of_the_next_job(served):
     zygote = ping["pid"]
 
     def ready_worker():  # a handler (child of the zygote) with its worker (its own child) waiting for a job
-        return any(workers._live(workers._children_of(h)) for h in workers._live(workers._children_of(zygote)))
+        return any(_live_children(h) for h in _live_children(zygote))
 
     deadline = time.monotonic() + 60  # it is forked as soon as the zygote is idle
     while not ready_worker() and time.monotonic() < deadline:
@@ -987,11 +993,11 @@ def test_an_idle_zygote_keeps_a_worker_forked_ahead_of_the_next_job(served):
     assert ready_worker()
     # A ready handler that died before its job came (killed, out of memory) is not handed the job: the zygote
     # grades it in a handler of its own, and serves on
-    dead = [h for h in workers._live(workers._children_of(zygote)) if workers._live(workers._children_of(h))]
+    dead = [h for h in _live_children(zygote) if _live_children(h)]
     for handler in dead:
         os.kill(handler, signal.SIGKILL)
     deadline = time.monotonic() + 60
-    while workers._live(dead) and time.monotonic() < deadline:  # gone, its channel closed (not still dying)
+    while _alive(dead) and time.monotonic() < deadline:  # gone, its channel closed (not still dying)
         time.sleep(0.01)
     answer = graded_by(folder, "sim", job(NOISE, "sim"))
     assert set(outcomes(answer).values()) == {"passed"}, answer
@@ -1042,7 +1048,9 @@ def test_the_command_line_of_the_grading_processes(monkeypatch, tmp_path):
     workers.main(["serve", "--dir", str(tmp_path)])
     workers.main(["zygote", "--family", "sim", "--dir", str(tmp_path), "--digest", "abc"])
     workers.main(["spare", "--family", "real", "--fd", "7", "--private", "/p"])
-    assert calls == [("serve", tmp_path), ("zygote", "sim", tmp_path, "abc"), ("spare", "real", 7, "/p")]
+    workers.main(["spare", "--family", "sim", "--fd", "8", "--private", "/q", "--contained"])
+    assert calls == [("serve", tmp_path), ("zygote", "sim", tmp_path, "abc"), ("spare", "real", 7, "/p", False),
+                     ("spare", "sim", 8, "/q", True)]
     with pytest.raises(SystemExit):
         workers.main(["other"])
 
@@ -1239,9 +1247,9 @@ def test_a_daemon_ended_by_sigterm_ends_its_simulated_zygote_and_removes_its_soc
         os.kill(pid, signal.SIGTERM)
         assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0  # an ordinary end, as asked
         deadline = time.monotonic() + 60
-        while workers._live([sim]) and time.monotonic() < deadline:
+        while _alive([sim]) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not workers._live([sim])
+        assert not _alive([sim])
         assert not any((folder / f"{fam}.sock").exists() for fam in workers.FAMILIES)
     finally:
         with contextlib.suppress(OSError):
@@ -1364,21 +1372,6 @@ def test_a_started_worker_may_be_silent_for_its_checks_limit_and_a_batch_also_fo
     assert workers.Zygote.silence_limit({"timeout": 30}) == limits.wall_limit(30.0)
     batch = workers.Zygote.silence_limit({"timeout": 30, "submissions": []})
     assert batch == limits.wall_limit(30.0) + workers.START_LIMIT
-
-
-def test_a_group_that_may_not_be_signalled_is_still_listed(monkeypatch):
-    # killpg(pgid, 0) refused (EPERM: a group of another user's processes) says the group exists: its members are
-    # read from /proc, not taken for none
-    member = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
-    try:
-        def refused(pgid, sig):
-            raise PermissionError(1, "Operation not permitted")
-
-        monkeypatch.setattr(os, "killpg", refused)
-        assert workers._live_in_group(member.pid) == {member.pid}
-    finally:
-        member.kill()
-        member.wait()
 
 
 @linux

@@ -21,7 +21,8 @@ pytest() { timeout "$1" python3 -m pytest -q -p no:cacheprovider -o addopts= "${
 
 if want confinement; then
   pytest 300 -n 4 --dist loadfile tests/test_confinement.py tests/test_isolation.py tests/test_batch.py \
-    tests/test_worker_units.py tests/test_daemon.py tests/test_attacks.py > "$out/confinement.log" 2>&1
+    tests/test_worker_units.py tests/test_daemon.py tests/test_attacks.py tests/test_attacks_round3.py \
+    > "$out/confinement.log" 2>&1
   echo "confinement rc=$?" >> "$out/summary.txt"
 fi
 if want doctor; then
