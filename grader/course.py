@@ -32,6 +32,7 @@ class Exercise:
     broken_on: tuple[str, ...] = ("accelerator",)  # legs on which the shipped exercise must fail
     timeout: int = 20  # seconds per check
     explained_in: str = ""  # "<book page>#<section anchor>": the section that explains the bug (grader.book_links)
+    reported_in: str = ""  # the address of a public report of this bug (an issue or forum thread)
     number: int = field(default=0, compare=False)
 
     @property
