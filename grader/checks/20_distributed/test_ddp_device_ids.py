@@ -14,7 +14,7 @@ import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from grader.expect import expect_close, expect_device, fail, running
+from grader.expect import devices_in, expect_close, expect_device, fail, running
 from grader.simulated.collectives import Job, play
 
 FIX = ("device_ids names the GPU that holds the whole model, and DDP checks the model's parameters, it does not "
@@ -30,7 +30,11 @@ def explain(rank, devices):
         if "Duplicate GPU detected" in text:
             return ("both workers' models are on one GPU: an accelerator named without its index means the current "
                     f"device, device 0 in a fresh process. Use the worker's own GPU, {devices[rank]}: {FIX}")
-        return (f"DDP moved the batch to the GPU of device_ids, which is not where the model is: {FIX}")
+        if "cpu" in devices_in(exc):
+            return ("the batch stayed on the CPU: the training loop passes batches as the DataLoader yields them, and "
+                    "DDP moves them only to the GPU its device_ids names. Give DDP device_ids=[local_rank] with the "
+                    "model on that GPU.")
+        return f"DDP moved the batch to the GPU of device_ids, which is not where the model is: {FIX}"
     return explanation
 
 
