@@ -9,6 +9,8 @@ then wraps it for data-parallel training, which averages the gradients of every 
                              parameters there, and the batches the training loop passes as the DataLoader
                              yields them (on the CPU) moved there by DDP itself (its device_ids).
 
+The code is device-agnostic: it reaches the accelerator through torch.accelerator, never torch.cuda.
+
 Every worker dies in wrap with "ValueError: DistributedDataParallel device_ids and output_device arguments only
 work with single-device/multiple-device GPU modules or CPU modules, but got device_ids [1], output_device None,
 and module parameters {device(type='cpu')}." Fix it.

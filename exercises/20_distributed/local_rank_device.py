@@ -12,6 +12,9 @@ its place in the job in its environment:
                         own GPU, the node's accelerator device numbered by the worker's place on that node, the
                         current device, and returns it (a torch.device with its index).
 
+The code is device-agnostic: it reaches the accelerator through torch.accelerator, never torch.cuda
+(torch.accelerator.set_device_index(i) does for any accelerator what torch.cuda.set_device(i) does for CUDA).
+
 On one node of two GPUs the job trains. On two nodes, every worker of the second node dies at once with
 "CUDA error: invalid device ordinal". Fix it.
 

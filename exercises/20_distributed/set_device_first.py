@@ -12,6 +12,9 @@ the sums of every worker.
                                      and returns the sum over every worker's rows of x ** 2, a tensor of
                                      shape (F,) on the worker's GPU.
 
+The code is device-agnostic: it reaches the accelerator through torch.accelerator, never torch.cuda
+(torch.accelerator.set_device_index(i) does for any accelerator what torch.cuda.set_device(i) does for CUDA).
+
 With two workers, the job dies at once: "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device ...".
 Fix it.
 

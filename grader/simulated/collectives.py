@@ -126,6 +126,17 @@ class SimCCL(dist.ProcessGroup):
                 t.copy_(combined.to(t.dtype))
         return _done(tensors)
 
+    def reduce(self, tensors, opts):
+        """NCCL leaves non-root outputs unspecified; here they keep this rank's values."""
+        self._use("reduce", tensors)
+        op = str(opts.reduceOp.op).rsplit(".", 1)[-1] if hasattr(opts.reduceOp, "op") else "SUM"
+        for t in tensors:
+            combined = _REDUCE.get(op, _REDUCE["SUM"])([t.detach().cpu(), *self.job.exchange(self.me, t)])
+            if opts.rootRank == self.me:
+                with torch.no_grad():
+                    t.copy_(combined.to(t.dtype))
+        return _done(tensors)
+
     def broadcast(self, tensors, opts):
         self._use("broadcast", tensors)
         for t in tensors:

@@ -103,3 +103,12 @@ def _recorded():
 def test_the_simulated_words_are_the_gpus(scenario, phrase):
     """The phrase each grader relies on (the simulated group's, the handoff's) is in what a GPU said."""
     assert phrase in _recorded()[scenario]
+
+
+def test_reduce_gives_the_root_the_sum():
+    def run(rank):
+        t = torch.full((2,), float(rank + 1), device=f"sim:{rank}")
+        dist.reduce(t, dst=0)
+        return t.cpu().tolist()
+
+    assert play(Job(2), run) == {0: [3.0, 3.0], 1: [2.0, 2.0]}

@@ -38,6 +38,15 @@ def explain(rank, devices):
     return explanation
 
 
+def cuda_only(exc, device) -> str:
+    """The message for torch.cuda's own calls (set_device, .cuda()) on an accelerator that is not CUDA."""
+    if device.type != "cuda" and ("cuda" in str(exc).lower()):
+        return ("\ntorch.cuda serves NVIDIA GPUs only, and this code must run on any accelerator: "
+                "torch.accelerator.set_device_index(i) does what torch.cuda.set_device(i) does, and "
+                "torch.accelerator.current_accelerator() names the accelerator.")
+    return ""
+
+
 def test_each_worker_trains_on_its_own_gpu(submission, devices):
     features, outputs = random.randint(3, 8), random.randint(2, 5)
     model = nn.Sequential(nn.Linear(features, 16), nn.Tanh(), nn.Linear(16, outputs))
@@ -57,10 +66,12 @@ def test_each_worker_trains_on_its_own_gpu(submission, devices):
                 wrapped = submission.wrap(mine, rank)
                 out = wrapped(batches[rank].clone())
                 out.square().mean().backward()
-            except (ValueError, RuntimeError) as exc:
+            except Exception as exc:
                 if "only work with single-device" in str(exc) or "Duplicate GPU" in str(exc):
                     fail(f"{what} raised {type(exc).__name__}: {str(exc).splitlines()[-1]}\n"
                          f"{explain(rank, devices)(exc)}")
+                if cuda_only(exc, devices[rank]):
+                    fail(f"{what} raised {type(exc).__name__}: {exc}{cuda_only(exc, devices[rank])}")
                 raise
         return wrapped, out, list(mine.parameters())
 

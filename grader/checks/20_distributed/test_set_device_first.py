@@ -19,6 +19,15 @@ FIX = ("a new process starts with device 0 current, and an accelerator named wit
        "(torch.cuda.set_device(local_rank) on CUDA), before anything touches the GPU.")
 
 
+def cuda_only(exc, device) -> str:
+    """The message for torch.cuda's own calls (set_device, .cuda()) on an accelerator that is not CUDA."""
+    if device.type != "cuda" and ("cuda" in str(exc).lower()):
+        return ("\ntorch.cuda serves NVIDIA GPUs only, and this code must run on any accelerator: "
+                "torch.accelerator.set_device_index(i) does what torch.cuda.set_device(i) does, and "
+                "torch.accelerator.current_accelerator() names the accelerator.")
+    return ""
+
+
 def test_each_worker_works_on_its_own_gpu(submission, devices):
     features = random.randint(3, 9)
     shards = [torch.randn(random.randint(5, 40), features) for _ in devices]
@@ -33,6 +42,9 @@ def test_each_worker_works_on_its_own_gpu(submission, devices):
                 if "Duplicate GPU detected" in str(exc):
                     fail(f"feature_sums in the worker of local rank {rank} raised {type(exc).__name__}: "
                          f"{str(exc).splitlines()[-1]}\n{FIX}")
+                if cuda_only(exc, devices[rank]):
+                    fail(f"feature_sums in the worker of local rank {rank} raised {type(exc).__name__}: {exc}"
+                         f"{cuda_only(exc, devices[rank])}")
                 raise
         current[rank] = torch.accelerator.current_device_index()
         return out
