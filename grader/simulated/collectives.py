@@ -15,7 +15,9 @@ per-rank code. The group keeps NCCL's rules that a device bug breaks, in NCCL's 
 The ranks run one after the other, each twice (`play`): a collective combines this rank's tensor with what the
 other ranks sent to the same collective when they ran (a rank not run yet counts as sending what this one sends).
 It runs on every accelerator leg (sim:N and cuda:N alike), so a verdict never depends on the machine; the
-fidelity cases of tests/simulated/fidelity_distributed.py hold its messages to NCCL's on two GPUs.
+scenarios of tests/simulated/fidelity_distributed.py hold its messages to NCCL's on a GPU machine. Not served:
+object collectives (all_gather_object...: c10d sends them through the CPU for a Python group, which it refuses)
+and all_gather_into_tensor / reduce_scatter_tensor (c10d does not hand them to a Python group).
 """
 
 from __future__ import annotations

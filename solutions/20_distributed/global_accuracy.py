@@ -10,6 +10,8 @@ one all-reduce, so that every worker gets the same accuracy.
                                      (correct predictions, summed over workers) / (examples, summed over
                                      workers), as a Python float, the same on every worker.
 
+The code is device-agnostic: it never names CUDA, so that it runs on any accelerator.
+
 Every worker dies at the all-reduce with "RuntimeError: No backend type associated with device type cpu".
 Fix it.
 

@@ -18,10 +18,10 @@ FIX = ("a group made for NCCL (init_process_group('nccl')) reduces GPU tensors o
        "tensor itself.")
 
 
-def shard(device, n, classes):
+def shard(device, n, classes, share):
     labels = torch.randint(classes, (n,))
     logits = torch.randn(n, classes)
-    hits = torch.rand(n) < random.uniform(0.3, 0.8)  # a fair share of right answers, never all, never none
+    hits = torch.rand(n) < share  # about this share of right answers, never all, never none
     hits[0], hits[1] = True, False
     logits[hits, labels[hits]] += 10.0
     logits[~hits, labels[~hits]] -= 10.0
@@ -39,7 +39,10 @@ def explain(exc) -> str:
 def test_every_worker_gets_the_accuracy_of_all_shards(submission, devices):
     classes = random.randint(3, 7)
     sizes = random.sample(range(40, 200), 2)
-    shards = [shard(devices[r], sizes[r], classes) for r in range(2)]
+    # Accuracies far apart and shards of different sizes: a worker's own accuracy and the mean of the two are
+    # never the answer, on any draw.
+    shares = random.sample([random.uniform(0.15, 0.4), random.uniform(0.6, 0.85)], 2)
+    shards = [shard(devices[r], sizes[r], classes, shares[r]) for r in range(2)]
     want = (shards[0][2] + shards[1][2]) / sum(sizes)
 
     def worker(rank):
@@ -48,10 +51,14 @@ def test_every_worker_gets_the_accuracy_of_all_shards(submission, devices):
                      submission, explain_device_error=explain):
             try:
                 return submission.global_accuracy(logits, labels)
-            except RuntimeError as exc:  # the refusal of a CPU tensor is a device error to explain, not a crash
+            except Exception as exc:  # the refusal of a CPU tensor is a device error to explain, not a crash
                 if "No backend type associated" in str(exc) or "Duplicate GPU" in str(exc):
                     fail(f"global_accuracy in the worker of rank {rank} raised {type(exc).__name__}: "
                          f"{str(exc).splitlines()[-1]}\n{explain(exc)}")
+                if devices[rank].type != "cuda" and "cuda" in str(exc).lower():
+                    fail(f"global_accuracy in the worker of rank {rank} raised {type(exc).__name__}: {exc}\n"
+                         "torch.cuda and .cuda() serve NVIDIA GPUs only, and this code must run on any accelerator: "
+                         "name the device of the data, labels.device.")
                 raise
 
     got = play(Job(2), worker)
