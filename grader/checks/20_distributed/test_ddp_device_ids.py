@@ -27,6 +27,9 @@ def explain(rank, devices):
         text = str(exc)
         if "only work with single-device" in text:
             return f"the model is still on the CPU when DDP wraps it: {FIX}"
+        if "No backend type associated with device type cpu" in text:
+            return ("the model's weights are on the CPU, and DDP's collectives (it broadcasts rank 0's weights) go "
+                    f"through NCCL, which moves GPU memory only: {FIX}")
         if "Duplicate GPU detected" in text:
             return ("both workers' models are on one GPU: an accelerator named without its index means the current "
                     f"device, device 0 in a fresh process. Use the worker's own GPU, {devices[rank]}: {FIX}")
@@ -67,7 +70,7 @@ def test_each_worker_trains_on_its_own_gpu(submission, devices):
                 out = wrapped(batches[rank].clone())
                 out.square().mean().backward()
             except Exception as exc:
-                if "only work with single-device" in str(exc) or "Duplicate GPU" in str(exc):
+                if any(k in str(exc) for k in ("only work with single-device", "Duplicate GPU", "No backend type")):
                     fail(f"{what} raised {type(exc).__name__}: {str(exc).splitlines()[-1]}\n"
                          f"{explain(rank, devices)(exc)}")
                 if cuda_only(exc, devices[rank]):

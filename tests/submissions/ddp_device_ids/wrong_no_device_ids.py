@@ -1,4 +1,4 @@
-# expect: parameter
+# expect: the model's weights are on the CPU
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
