@@ -1319,6 +1319,7 @@ def test_distributed_two_ranks_on_one_gpu_are_refused_by_nccl():
 
 def test_distributed_ddp_without_device_ids_leaves_the_batch():
     said = _gpu_scenario("DDP without device_ids, CPU batch")
+    assert "with device_ids: output on cuda:0" in said
     assert "Expected all tensors to be on the same device" in said and "cpu" in said
 
 

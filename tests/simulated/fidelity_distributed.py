@@ -68,8 +68,10 @@ def duplicate_gpu() -> str:
 
 
 def ddp_no_device_ids() -> str:
-    """A model on cuda:0 wrapped without device_ids, given a CPU batch."""
-    return _run("m = nn.parallel.DistributedDataParallel(nn.Linear(3, 2).cuda(0))\nm(torch.randn(4, 3))\n")
+    """A model on cuda:0 wrapped with device_ids=[0], then without, each given a CPU batch."""
+    return _run("m = nn.parallel.DistributedDataParallel(nn.Linear(3, 2).cuda(0), device_ids=[0])\n"
+                "print('with device_ids: output on', m(torch.randn(4, 3)).device, flush=True)\n"
+                "m = nn.parallel.DistributedDataParallel(nn.Linear(3, 2).cuda(0))\nm(torch.randn(4, 3))\n")
 
 
 def producer_exits() -> str:
