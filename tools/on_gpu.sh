@@ -41,6 +41,8 @@ if want fidelity; then  # beside the verdicts: their processes use few of the ma
   fi
   python3 tests/simulated/mix_sweep.py cuda --out "$out/cpu_mixes_sweep_cuda.json" --rules "$out/cpu_mixes_cuda.json" \
     >> "$out/fidelity.log" 2>&1
+  # what NCCL, DDP and CUDA IPC say to the bugs of the chapter "Distributed workers" (worker processes of their own)
+  python3 -m tests.simulated.fidelity_distributed --out "$out/fidelity_distributed_cuda.json" >> "$out/fidelity.log" 2>&1
   } &
 fi
 if want verdicts; then

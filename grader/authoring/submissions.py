@@ -78,7 +78,7 @@ def verdict_problems(ex: course.Exercise, label: str, path: Path, grade: runner.
                                      f"make the bug fail a check on {leg} (or fix broken_on in course.toml); "
                                      f"see: {see}", ex.name))
                 continue
-            messages = [r.message for r in grade.failures if r.leg == leg]
+            messages = [r.message for r in grade.failures if leg in r.leg.split("+")]  # a pair check: both legs
             if not any(ex.failure in m for m in messages):
                 found.append(Problem(f"the shipped {shown(path)} fails on {leg}, but no message says course.toml's "
                                      f"failure = {ex.failure!r}; it says: {_first_lines(messages)}",

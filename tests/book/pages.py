@@ -14,7 +14,7 @@ import recording_rules  # noqa: E402, F401
 PAGES = record.toc_pages()
 # Pages that are text only. Every other page must have code cells: if the parser ever finds none, the tests
 # of those pages fail instead of skipping, and the book cannot quietly lose all its outputs.
-PAGES_WITHOUT_CODE = {"intro", "hardware-status", "instructors", "at-scale"}
+PAGES_WITHOUT_CODE = {"intro", "hardware-status", "instructors", "at-scale", "distributed-workers"}
 CODE_PAGES = [p for p in PAGES if p.stem not in PAGES_WITHOUT_CODE]
 
 

@@ -1347,3 +1347,93 @@ def test_cpp_stacktraces_switch():
     without, with_frames = error("0"), error("1")
     assert "The size of tensor a (2) must match" in without and "Exception raised from" not in without
     assert "Exception raised from infer_size_impl" in with_frames and re.search(r"^#\d+ ", with_frames, re.M)
+
+def _one_worker_group(backend):
+    """A process group of one worker in this process (a HashStore: no rendezvous over the network)."""
+    import torch.distributed as dist
+    dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1)
+    return dist
+
+
+def test_nccl_groups_refuse_cpu_tensors():
+    """distributed-workers.md: a group made for NCCL has a backend for CUDA tensors only, and c10d refuses a
+    collective on a tensor of a device type without a backend with 'No backend type associated with device type
+    cpu'. NCCL itself needs a GPU; the refusal is c10d's, before any backend runs, so a group that maps only cuda
+    (to Gloo, which this CPU build has) meets the same words."""
+    import torch.distributed as dist
+    assert dist.Backend.backend_capability["nccl"] == ["cuda"]
+    _one_worker_group("cuda:gloo")
+    try:
+        with pytest.raises(RuntimeError, match=r"^No backend type associated with device type cpu$"):
+            dist.all_reduce(torch.ones(2))
+    finally:
+        dist.destroy_process_group()
+    _one_worker_group("cpu:gloo,cuda:gloo")  # one backend per device type: the CPU tensor goes to its own
+    try:
+        t = torch.ones(2)
+        dist.all_reduce(t)
+        assert t.tolist() == [1.0, 1.0]
+    finally:
+        dist.destroy_process_group()
+
+
+def test_all_reduce_works_in_place():
+    """distributed-workers.md: dist.all_reduce(t) replaces t's values and returns no tensor; reducing a copy
+    made by .to() leaves the original as it was."""
+    dist = _one_worker_group("gloo")
+    try:
+        t = torch.tensor([1.0, 2.0])
+        assert dist.all_reduce(t, op=dist.ReduceOp.SUM) is None and t.tolist() == [1.0, 2.0]
+        t.mul_(3)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        assert t.tolist() == [3.0, 6.0]
+        original = torch.tensor([5.0], dtype=torch.float64)
+        copy = original.to(torch.float32)           # .to() of another dtype: a new tensor, as .to(device) is
+        copy.zero_()
+        dist.all_reduce(copy)
+        assert original.tolist() == [5.0]
+    finally:
+        dist.destroy_process_group()
+
+
+def test_ddp_refuses_device_ids_for_a_cpu_model():
+    """distributed-workers.md: DistributedDataParallel with device_ids and a model still on the CPU raises
+    ValueError in its constructor, naming the device_ids and the parameters' devices, and moves nothing."""
+    from torch.nn.parallel import DistributedDataParallel
+    dist = _one_worker_group("gloo")
+    try:
+        model = torch.nn.Linear(3, 2)
+        with pytest.raises(ValueError, match=re.escape(
+                "DistributedDataParallel device_ids and output_device arguments only work with "
+                "single-device/multiple-device GPU modules or CPU modules, but got device_ids [1], output_device "
+                "None, and module parameters {device(type='cpu')}.")):
+            DistributedDataParallel(model, device_ids=[1])
+        assert {p.device.type for p in model.parameters()} == {"cpu"}
+    finally:
+        dist.destroy_process_group()
+
+
+def _gpu_scenario(name):
+    """distributed-workers.md's claims that need NCCL on a GPU: the scenario of
+    tests/simulated/fidelity_distributed.py that shows it (run on the lead's GPU machine)."""
+    if not torch.cuda.is_available() or not torch.distributed.is_nccl_available():
+        pytest.skip("needs CUDA and NCCL: python -m pytest tests/book/test_claims.py -k distributed on a GPU machine")
+    from tests.simulated import fidelity_distributed
+    return fidelity_distributed.SCENARIOS[name]()
+
+
+def test_distributed_two_ranks_on_one_gpu_are_refused_by_nccl():
+    said = _gpu_scenario("two ranks on one GPU")
+    assert "DistBackendError" in said and re.search(r"Duplicate GPU detected : rank \d and rank \d both on CUDA device", said)
+
+
+def test_distributed_ddp_without_device_ids_leaves_the_batch():
+    said = _gpu_scenario("DDP without device_ids, CPU batch")
+    assert "with device_ids: output on cuda:0" in said
+    assert "Expected all tensors to be on the same device" in said and "cpu" in said
+
+
+def test_distributed_producer_exit_is_reported():
+    said = _gpu_scenario("producer exits first")
+    assert "producer sees [1.0, 2.0, 3.0, 4.0]" in said  # the consumer's in-place change: one memory, not a copy
+    assert "Producer process has been terminated before all shared CUDA tensors released" in said

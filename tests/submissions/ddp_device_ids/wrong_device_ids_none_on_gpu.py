@@ -1,0 +1,9 @@
+# expect: the batch stayed on the CPU
+import torch
+from torch.nn.parallel import DistributedDataParallel
+
+
+def wrap(model, local_rank):
+    torch.accelerator.set_device_index(local_rank)
+    device = torch.device(torch.accelerator.current_accelerator().type, local_rank)
+    return DistributedDataParallel(model.to(device), device_ids=None)
