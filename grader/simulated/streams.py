@@ -18,7 +18,7 @@ import itertools
 import torch
 
 from . import config
-from .clock import clock, reached, realtime, sync, wait_until
+from .clock import clock, reached, sync, wait_until
 from .config import DEVICE_TYPE
 
 _CStream = torch._C.Stream
@@ -77,7 +77,7 @@ class SimStream(_CStream):
         return self._sid
 
     def query(self):
-        return reached(clock.device[self._idx], realtime.end(self._idx))
+        return reached(clock.device[self._idx])
 
     def synchronize(self):
         for cb in gpu_trace.stream_synchronization:
@@ -128,7 +128,6 @@ class SimEvent(_CEvent):
         e = _CEvent.__new__(cls, device=DEVICE_TYPE, enable_timing=bool(enable_timing))
         e.enable_timing = bool(enable_timing)
         e._time = None
-        e._real = None  # under clock.realized: when the device reaches the event in real time
         e._idx = None if device is None else config.index(device)
         return e
 
@@ -148,17 +147,16 @@ class SimEvent(_CEvent):
         self._idx = idx
         c = clock
         self._time = max(c.host, c.device[idx])
-        self._real = realtime.end(idx)  # 0.0, long past, outside clock.realized
 
     def query(self):
-        return self._time is None or reached(self._time, self._real)
+        return self._time is None or reached(self._time)
 
     def synchronize(self):
         if self._time is None:
             return  # never recorded: CUDA neither waits nor reports it
         for cb in gpu_trace.event_synchronization:
             cb(id(self))
-        wait_until(self._time, "event", f"{DEVICE_TYPE}:{self._idx}", self._real)
+        wait_until(self._time, "event", f"{DEVICE_TYPE}:{self._idx}")
 
     def wait(self, stream=None):
         (stream if stream is not None else current_stream()).wait_event(self)
