@@ -22,6 +22,7 @@ Copies in flight
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 
 import torch
@@ -134,9 +135,15 @@ def _version(t):
     return None if getattr(t, "is_inference", bool)() else t._version
 
 
+#: References to a copy's source while settle_h2d looks at it: its entry, the loop's name, getrefcount's argument.
+_OWN_REFERENCES = 3
+
+
 def settle_h2d(idx=None):
     """Run the queued host->device copies that the device has not run yet, and look for host writes to the
-    sources of copies still in flight (races)."""
+    sources of copies still in flight (races). A copy run whose source nothing else holds (the last batch of a
+    loop, once its name is bound to the next) is dropped at once: no write can reach that source any more, and
+    keeping it would make every later operation look at every copy of a loop that never waits."""
     c = clock
     keep = []
     for item in c.pending_h2d:
@@ -150,9 +157,14 @@ def settle_h2d(idx=None):
                 dst.copy_(src)  # the device reads the source as it is now
             item[4] = _version(src)
             item[5] = True
-        if t > c.host:
+        if t > c.host and not (sys.getrefcount(src) <= _OWN_REFERENCES and _sole_view(src)):
             keep.append(item)
     c.pending_h2d = keep
+
+
+def _sole_view(t) -> bool:
+    """No other tensor (a view) shares `t`'s storage: the storage's users are `t` and the reference asked here."""
+    return torch._C._storage_Use_Count(t.untyped_storage()._cdata) <= 2
 
 
 def apply_pending():
