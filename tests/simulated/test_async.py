@@ -272,3 +272,22 @@ def test_kernels_cost_sets_the_virtual_cost_of_each_kernel():
     t0 = gs.host_time()
     _work(x, 1)
     assert gs.device_time() - t0 == pytest.approx(LAUNCH + KERNEL)  # the usual model again
+
+
+def test_a_copy_run_whose_source_nothing_holds_is_no_longer_watched():
+    # A loop that never waits: without the drop, every later operation looked at every copy of the loop
+    from grader.simulated.clock import clock
+
+    x = torch.ones(8, device="sim")
+    _idle()
+    kept = []
+    for step in range(6):
+        batch = torch.ones(256).pin_memory()
+        if step == 4:
+            kept.append(batch)  # still reachable: a write to it would be a race
+        batch.to("sim", non_blocking=True)
+        _work(x, 50)  # the device falls behind: the copies are still in flight
+    watched = {id(item[3]) for item in clock.pending_h2d}
+    assert watched == {id(kept[0]), id(batch)}
+    torch.sim.synchronize()
+    assert clock.pending_h2d == []
