@@ -91,21 +91,27 @@ def ensure(where: Path | None = None, wait: bool = True) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two checks started at once start one daemon
         if _alive(where, digest):
             return where
-        started = not _starting(where, digest)
+        started = not _running(where, digest)
         if started:
             _start(where, digest)
         if not wait:
             return where
         deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
+        while True:
             if all((where / f"{fam}.sock").exists() for fam in FAMILIES) and _alive(where, digest):
                 return where
-            if not _starting(where, digest):
+            if not _running(where, digest):
                 if started:  # the daemon this call started died: say why at once
                     break
                 # The one another process started ended before it answered (stopped, or idle): start ours.
                 _start(where, digest)
-                started = True
+                started, deadline = True, time.monotonic() + START_TIMEOUT
+            elif time.monotonic() > deadline:
+                if started:
+                    break
+                # A daemon of this code that has not answered for the whole start limit is hung: replace it.
+                _start(where, digest)
+                started, deadline = True, time.monotonic() + START_TIMEOUT
             time.sleep(0.02)
     tail = (where / "daemon.log").read_text(errors="replace")[-2000:]
     raise DaemonError(f"the grading processes did not start (within {START_TIMEOUT:g} s):\n{tail}")
@@ -124,14 +130,13 @@ def _start(where: Path, digest: str) -> None:
     (where / "starting").write_text(f"{proc.pid} {digest}")
 
 
-def _starting(where: Path, digest: str) -> bool:
-    """A daemon of this code was started less than START_TIMEOUT ago (maybe by `ensure(wait=False)`) and is
-    still running: it is getting ready, so no second one is started."""
+def _running(where: Path, digest: str) -> bool:
+    """The daemon of this folder, of this code, still runs (its marker names a live process): starting, or busy.
+    It is waited for, not replaced, however long it has run: on a loaded machine a busy daemon answers a ping late,
+    and replacing it ends the gradings it holds."""
     marker = where / "starting"
     try:
         pid, started_digest = marker.read_text().split()
-        if time.time() - marker.stat().st_mtime > START_TIMEOUT:
-            return False
         os.kill(int(pid), 0)
     except (OSError, ValueError):
         return False

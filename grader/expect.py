@@ -229,13 +229,20 @@ def other_device_current(device: torch.device | None):
     return torch.accelerator.device_index(other)
 
 
-def device_in_real_time(device: torch.device):
-    """For a check that judges the host's own clocks: a GPU's kernels take real time; inside, so do the simulated
-    device's (grader.simulated.clock.RealTime: each kernel 4 ms, long beside a launch from Python even on a
-    loaded machine, so a clock read around unawaited launches sees launches there as on a GPU)."""
+def device_in_virtual_time(device: torch.device, kernel_us: float):
+    """For a check that judges the learner's own clock readings: on a simulated leg, inside, each kernel costs the
+    device `kernel_us` on the virtual clock (grader.simulated.clock.kernels_cost); nothing changes on a real leg."""
     if legs.simulated_profile(device.type) is None:
         return nullcontext()
-    return sys.modules["grader.simulated.clock"].realized(4000.0)
+    return sys.modules["grader.simulated.clock"].kernels_cost(kernel_us)
+
+
+def virtual_host_clock(device: torch.device) -> Callable[[], float] | None:
+    """On a simulated leg, the simulator's host clock in seconds (each read costs the host a query, so that a loop
+    waiting for it ends); None on a real leg, whose clocks are the machine's."""
+    if legs.simulated_profile(device.type) is None:
+        return None
+    return sys.modules["grader.simulated.clock"].read_host_clock
 
 
 def keep_busy(device: torch.device) -> None:

@@ -307,6 +307,13 @@ def _tensors(tree):
             yield from _tensors(x)
 
 
+def _any_on(tree, device: torch.device) -> bool:
+    """Whether a tensor of `tree` is on `device`'s kind of accelerator (a lone tensor without a walk)."""
+    if isinstance(tree, torch.Tensor):
+        return _is_device(tree, device)
+    return any(_is_device(t, device) for t in _tensors(tree))
+
+
 def _has_mask(indices) -> bool:
     return any(t.dtype in (torch.bool, torch.uint8) for t in _tensors(indices))
 
@@ -421,7 +428,7 @@ class CountingMode(TorchDispatchMode):
         if dev.type == "cpu":  # everything is on the CPU: an op that makes a tensor ran there
             on_device = any(True for _ in _tensors(out))
         else:
-            on_device = any(_is_device(t, dev) for t in _tensors(args)) or any(_is_device(t, dev) for t in _tensors(out))
+            on_device = _any_on(out, dev) or _any_on(args, dev)  # the output first: one tensor, most often
         if on_device and (func in DATA_DEPENDENT or (func in INDEXING and _has_mask(args[1]))):
             m.data_dependent.append(func.__name__.split(".")[0])
             m.data_dependent_lines.append(learner_line())
@@ -433,6 +440,8 @@ def _brings_float64(out, args, device: torch.device) -> bool:
     """Whether an operation made a float64 tensor on `device`'s kind from no float64 there: a factory, a
     conversion, a copy in. Work on a float64 tensor already there (total += loss) is not counted again, so that
     each count is a place where float64 came onto the device."""
+    if isinstance(out, torch.Tensor) and out.dtype is not torch.float64:
+        return False  # most operations: one output, not float64
     return any(t.dtype is torch.float64 and _is_device(t, device) for t in _tensors(out)) and not any(
         t.dtype is torch.float64 and _is_device(t, device) for t in _tensors(args))
 

@@ -27,6 +27,9 @@ from grader.classroom import blocks, isolation, kernel, report, source
 from tests.test_batch import ATTACK as BATCH_ATTACK
 
 BIN = Path(sys.executable).parent
+# A hang guard, not a speed limit: the first test here runs the whole nbgrader loop (74 s on two idle cores), which
+# took more than the suite's 600 s beside a load of 25, where the Dask test then errored instead of comparing.
+pytestmark = pytest.mark.timeout(3600)
 ASSIGNMENT = "part1-where-tensors-live"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 EXCHANGE_COURSE = "device-course"
@@ -173,7 +176,7 @@ ATTACKS = {  # learner -> (edit, what the answers deserve): graded by ours only 
 LEARNERS = {**HONEST, **ATTACKS}
 
 
-def run(*args, cwd, env=None, check=True, timeout=600):
+def run(*args, cwd, env=None, check=True, timeout=1800):  # a hang guard (pytestmark)
     start = time.monotonic()
     p = subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
                        env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", **(env or {})})

@@ -280,7 +280,10 @@ class Watch(instruments.CountingMode):
                 rec.copies.append(CopyEvent(rec.step, kind, line(), dst.numel() * dst.element_size(), pinned,
                                             non_blocking, fingerprint if kind == "h2d" else None,
                                             str(src.device), str(dst.device)))
-        outs = [t for t in _tensors(out) if rec.on_device(t)]
+        if isinstance(out, torch.Tensor):  # most operations: one output, no walk
+            outs = [out] if out.device.type == rec._type else []
+        else:
+            outs = [t for t in _tensors(out) if rec.on_device(t)]
         if not outs:
             return
         if rec.loops.unmarked and func not in _NOT_WORK:

@@ -33,8 +33,8 @@ CUDA's ``cudaStreamSynchronize`` of the current stream; ``torch.sim.synchronize(
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
-import time
 
 import torch
 
@@ -65,53 +65,35 @@ class Clock:
 
 clock = Clock()
 _tls = threading.local()
-# The real clock, not the wrapper a grader may have put in its place (time_matmul's): the simulator's own readings
-# must not count as the learner's.
-_now = getattr(time.perf_counter, "__wrapped__", time.perf_counter)
 
 
-class RealTime:
-    """The device's work in real time, while a check judges the host's own clocks (time_matmul).
-
-    The simulator runs each kernel when it is launched: on the real clock, the launches take the kernels' time and
-    a wait takes none, the reverse of a GPU. A clock that a grader wraps is judged on the virtual clock instead,
-    but one that nothing wraps (the thread's CPU time in /proc, os.times(), torch's profiler) read around
-    unawaited launches would see the products' work. Under ``realized(kernel_us)`` each kernel launched costs the
-    device ``kernel_us`` on the virtual clock, and the same on the real one: a wait for the device (a sync point,
-    an event's synchronize) sleeps until the device would be done, so every clock sees what it sees on a GPU."""
+class KernelCost:
+    """What one kernel costs the device on the virtual clock, where a check sets it (``kernels_cost``)."""
 
     def __init__(self):
-        self.kernel_us = None  # None: virtual time only
-        self.done: dict[int, float] = {}  # device index -> real time (s) at which the work launched on it ends
-
-    def launched(self, idx, cost_us) -> None:
-        now = _now()
-        self.done[idx] = max(self.done.get(idx, now), now) + cost_us / 1e6
-
-    def end(self, idx=None) -> float:
-        """When the realized work of device ``idx`` (of every device: None) ends, in real time."""
-        if idx is None:
-            return max(self.done.values(), default=0.0)
-        return self.done.get(idx, 0.0)
-
-    @staticmethod
-    def wait(until) -> None:
-        left = until - _now()
-        if left > 0:
-            time.sleep(left)
+        self.kernel_us = None  # None: config.KERNEL_US
 
 
-realtime = RealTime()
+kernel_cost = KernelCost()
 
 
 @contextlib.contextmanager
-def realized(kernel_us: float):
-    """Inside, the device's kernels take ``kernel_us`` each, on the virtual and the real clock (RealTime)."""
-    realtime.kernel_us, realtime.done = kernel_us, {}
+def kernels_cost(kernel_us: float):
+    """Inside, each kernel launched costs the device ``kernel_us`` on the virtual clock (time_matmul makes the
+    products longer than any real time a call may last, so that only virtual time can measure them)."""
+    kernel_cost.kernel_us = kernel_us
     try:
         yield
     finally:
-        realtime.kernel_us, realtime.done = None, {}
+        kernel_cost.kernel_us = None
+
+
+def read_host_clock() -> float:
+    """A host clock read that a check answers from the virtual clock: the host's time in seconds. Each read costs
+    the host ``QUERY_US``, so that a loop waiting for the clock to move ends, as it does on a real machine."""
+    clock.host += config.QUERY_US
+    return clock.host / 1e6
+
 
 # torch.cuda.set_sync_debug_mode: 0 off, 1 warn, 2 error.  CUDA checks in stream_synchronize and
 # memcpy_and_sync (implicit syncs: item, blocking copies, nonzero, ...), not in an explicit
@@ -196,7 +178,7 @@ def launch(idx, cost=None, name=None):
     c = clock
     c.host += config.LAUNCH_US
     if cost is None:
-        cost = config.KERNEL_US if realtime.kernel_us is None else realtime.kernel_us
+        cost = config.KERNEL_US if kernel_cost.kernel_us is None else kernel_cost.kernel_us
     if c.side:
         key = (idx, c.current.get(idx, 0))
         d = c.streams.get(key, 0.0)
@@ -206,8 +188,6 @@ def launch(idx, cost=None, name=None):
     else:
         d = c.device[idx]
         c.device[idx] = (c.host if c.host > d else d) + cost
-    if realtime.kernel_us is not None:
-        realtime.launched(idx, cost)
     if _recorders:
         for rec in _recorders:
             rec.launches += 1
@@ -232,9 +212,15 @@ def _version(t):
     return None if getattr(t, "is_inference", bool)() else t._version
 
 
+#: References to a copy's source while settle_h2d looks at it: its entry, the loop's name, getrefcount's argument.
+_OWN_REFERENCES = 3
+
+
 def settle_h2d(idx=None):
     """Run the queued host->device copies that the device has not run yet, and look for host writes to the
-    sources of copies still in flight (races)."""
+    sources of copies still in flight (races). A copy run whose source nothing else holds (the last batch of a
+    loop, once its name is bound to the next) is dropped at once: no write can reach that source any more, and
+    keeping it would make every later operation look at every copy of a loop that never waits."""
     c = clock
     keep = []
     for item in c.pending_h2d:
@@ -248,9 +234,14 @@ def settle_h2d(idx=None):
                 dst.copy_(src)  # the device reads the source as it is now
             item[4] = _version(src)
             item[5] = True
-        if t > c.host:
+        if t > c.host and not (sys.getrefcount(src) <= _OWN_REFERENCES and _sole_view(src)):
             keep.append(item)
     c.pending_h2d = keep
+
+
+def _sole_view(t) -> bool:
+    """No other tensor (a view) shares `t`'s storage: the storage's users are `t` and the reference asked here."""
+    return torch._C._storage_Use_Count(t.untyped_storage()._cdata) <= 2
 
 
 def apply_pending():
@@ -270,13 +261,12 @@ def apply_pending():
     c.pending = keep
 
 
-def reached(t, real=None) -> bool:
-    """A query of a stream or an event: whether the device has reached virtual time ``t`` (under ``realized``, real
-    time ``real`` too). Asking costs the host ``QUERY_US``, as cudaStreamQuery and cudaEventQuery cost the host a
+def reached(t) -> bool:
+    """A query of a stream or an event: whether the device has reached virtual time ``t``. Asking costs the host ``QUERY_US``, as cudaStreamQuery and cudaEventQuery cost the host a
     call into the driver, so a loop of queries ends as it does on a GPU. A yes is no sync point, but the copies in
     flight that the device has finished by then have landed."""
     c = clock
-    if c.host >= t and (real is None or _now() >= real):
+    if c.host >= t:
         apply_pending()
         return True
     c.host += config.QUERY_US
@@ -311,8 +301,6 @@ def sync(reason, idx=None, sid=None):
             host_waited(k, c.streams.get(k, 0.0))
     if t > c.host:
         c.host = t
-    if realtime.kernel_us is not None:
-        realtime.wait(realtime.end(idx))
     apply_pending()
     outer = getattr(_tls, "reason", None)
     if outer is not None:
@@ -326,16 +314,13 @@ def sync(reason, idx=None, sid=None):
             rec.syncs.append(r)
 
 
-def wait_until(t, reason, device, real=None):
-    """Host waits until virtual time ``t`` (an event; real time ``real`` too, under ``realized``); recorded as a
-    sync point."""
+def wait_until(t, reason, device):
+    """Host waits until virtual time ``t`` (an event); recorded as a sync point."""
     c = clock
     if c.pending_h2d:
         settle_h2d()
     if c.host < t:
         c.host = t
-    if real is not None:
-        realtime.wait(real)
     apply_pending()
     if _recorders:
         r = SyncRecord(reason, device)

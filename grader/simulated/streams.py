@@ -19,7 +19,7 @@ import itertools
 import torch
 
 from . import config
-from .clock import (clock, host_waited, merge_known, reached, realtime, set_stream_end, start_side_streams,
+from .clock import (clock, host_waited, merge_known, reached, set_stream_end, start_side_streams,
                     stream_end, sync, wait_until)
 from .config import DEVICE_TYPE
 
@@ -85,7 +85,7 @@ class SimStream(_CStream):
 
     def query(self):
         t = stream_end(self._idx, self._sid)
-        if reached(t, realtime.end(self._idx)):
+        if reached(t):
             host_waited(self._key, t)
             return True
         return False
@@ -155,7 +155,6 @@ class SimEvent(_CEvent):
         e._time = None
         e._key = None  # (device index, stream id) of the stream it was recorded on
         e._known = {}  # what that stream had waited for when it was recorded
-        e._real = None  # under clock.realized: when the device reaches the event in real time
         e._idx = None if device is None else config.index(device)
         return e
 
@@ -179,7 +178,6 @@ class SimEvent(_CEvent):
         if c.side:
             self._known = dict(c.known.get(self._key, {}))
             merge_known(self._known, c.host_known)
-        self._real = realtime.end(idx)  # 0.0, long past, outside clock.realized
 
     def _host_waited(self):
         host_waited(self._key, self._time)
@@ -189,7 +187,7 @@ class SimEvent(_CEvent):
     def query(self):
         if self._time is None:
             return True
-        if reached(self._time, self._real):
+        if reached(self._time):
             self._host_waited()
             return True
         return False
@@ -200,7 +198,7 @@ class SimEvent(_CEvent):
         for cb in gpu_trace.event_synchronization:
             cb(id(self))
         self._host_waited()
-        wait_until(self._time, "event", f"{DEVICE_TYPE}:{self._idx}", self._real)
+        wait_until(self._time, "event", f"{DEVICE_TYPE}:{self._idx}")
 
     def wait(self, stream=None):
         (stream if stream is not None else current_stream()).wait_event(self)

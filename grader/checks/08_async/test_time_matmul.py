@@ -1,11 +1,13 @@
 """Grader for time_matmul: a host clock around device work must be read with the device idle.
 
-Wall-clock time is not comparable between a GPU and the simulator (whose device runs on a virtual clock),
-so the grader judges the number by its unit only (below), and judges *when* the clock was read. While the
-learner's function runs, the host clocks (time.perf_counter, time.time, time.monotonic and their _ns forms,
-process_time, timeit.default_timer, and any of them imported by name into the submission) are wrapped:
-each read notes whether the device still had queued work (the current stream's query(), which CUDA and the
-simulator both answer) and how many device operations had run so far (counted by `measure`).
+No verdict depends on the machine's own clock, its speed or its load. While the learner's function runs, the host
+clocks (time.perf_counter, time.time, time.monotonic and their _ns forms, process_time, timeit.default_timer, and
+any of them imported by name into the submission) are wrapped: each read notes whether the device still had
+queued work (the current stream's query(), which CUDA and the simulator both answer) and how many device
+operations had run so far (counted by `measure`). On the simulated legs the reads are answered from the
+simulator's virtual host clock, and each product costs the device a day of virtual time (PRODUCT_US): longer
+than any real time the call may last, so a number measured by a clock no grader can wrap (the thread's CPU time
+in /proc, os.times(), torch's profiler) is always far below it, however loaded the machine.
 
 To make "earlier work" real, the grader queues work before the call that keeps the device busy (a long
 kernel on CUDA, a few operations on the simulator, whose device always runs behind the host). The verdict:
@@ -15,11 +17,12 @@ kernel on CUDA, a few operations on the simulator, whose device always runs behi
 * device work (the products) runs between the first and the last read;
 * a function that reads no host clock must time with device events: then the device must be idle when it
   returns (an end event waited for) and the result a positive number of seconds;
-* the number is in seconds per product: the products, `repeats` times the result, fit in the call as the
-  grader measures it with the learner's own clock readings (the longest interval between two readings of one
-  clock), or device events where no clock was read twice (the simulator's run on its virtual clock), with a
-  margin of two, which a right timing never needs and a total (repeats >= 3), milliseconds or
-  nanoseconds always exceed (on the accelerator legs).
+* the number is in seconds per product: `repeats` times the result fits in the timed part of the call as the
+  learner's own clock readings measure it (the longest interval between two readings of one clock), or as device
+  events measure it where no clock was read twice, with a margin of two, which a right timing never needs and a
+  total (repeats >= 3), milliseconds or nanoseconds always exceed (on the accelerator legs);
+* on the simulated legs, the number is at least half of one product's virtual time (the products are what was
+  timed). The real legs do not judge this: only the machine's clock could, and its verdict would depend on load.
 
 The function runs with another device than the leg's current (grader.expect.other_device_current), as every
 learner call does: a synchronize() without a device argument waits for that other device, not for the
@@ -37,13 +40,17 @@ import timeit
 
 import torch
 
-from grader.expect import device_in_real_time, fail, keep_busy, measure, other_device_current, running
+from grader.expect import (device_in_virtual_time, fail, keep_busy, measure, other_device_current, running,
+                           virtual_host_clock)
 
 FIX = ("on an accelerator `a @ b` only queues the product, so the clock measured launches. Synchronize the device before starting the clock and before stopping it (or time with device "
        "events).")
 CUDA_ONLY = (" Your file synchronizes through torch.cuda only: on {device} torch.cuda.is_available() is False and "
              "torch.cuda.synchronize() waits for nothing (as on MPS or XPU); torch.accelerator.synchronize(a.device) "
              "waits for any accelerator.")
+#: One product's cost on the simulated device's virtual clock: a day, beyond any real time a call may last (a
+#: check's wall limit, grader.limits.wall_limit, is minutes), on any number of cores.
+PRODUCT_US = 86_400e6
 CLOCKS = [(time, n) for n in ("perf_counter", "perf_counter_ns", "time", "time_ns", "monotonic", "monotonic_ns",
                               "process_time", "process_time_ns", "clock_gettime", "clock_gettime_ns",
                               "thread_time", "thread_time_ns") if hasattr(time, n)] + [(timeit, "default_timer")]
@@ -67,18 +74,34 @@ def idle(device) -> bool:
     return bool(mod.current_stream(device).query())
 
 
-_watching: list = []  # while a call is timed: (thread, device, measurement, reads)
+_watching: list = []  # while a call is timed: (thread, device, measurement, reads, virtual clock or None, bases)
+
+
+def _virtual_value(virtual, bases, name, original, args, kwargs):
+    """A clock read answered from the virtual clock: the clock's own value at its first read in the call, plus the
+    virtual time since (in the clock's unit)."""
+    now = virtual()
+    if name not in bases:
+        bases[name] = (original(*args, **kwargs), now)
+    first, at = bases[name]
+    if name.endswith("_ns"):
+        return first + round((now - at) * 1e9)
+    return first + (now - at)
 
 
 def _watched(original, name):
-    """A clock that records each reading made on the timed thread while _watching says so."""
+    """A clock that records each reading made on the timed thread while _watching says so (on a simulated leg,
+    answered from the virtual clock)."""
     @functools.wraps(original)
     def clock(*args, **kwargs):
         if not _watching or threading.get_ident() != _watching[0][0]:  # a timeout watchdog's clock is not the learner's
             return original(*args, **kwargs)
-        _, device, m, reads = _watching[0]
+        _, device, m, reads, virtual, bases = _watching[0]
         was_idle, kernels = idle(device), m.kernels
-        value = original(*args, **kwargs)
+        if virtual is None:
+            value = original(*args, **kwargs)
+        else:
+            value = _virtual_value(virtual, bases, name, original, args, kwargs)
         reads.append((was_idle, kernels, name, value / 1e9 if name.endswith("_ns") else value))
         return value
     return clock
@@ -93,8 +116,8 @@ for _mod, _name in CLOCKS:
 @contextlib.contextmanager
 def watched_clocks(device, m, reads):
     """Each reading of a clock by the learner's code, on this thread: (device idle, kernels run so far, the
-    clock's name, the value read, in seconds)."""
-    _watching.append((threading.get_ident(), device, m, reads))
+    clock's name, the value read, in seconds; virtual on a simulated leg)."""
+    _watching.append((threading.get_ident(), device, m, reads, virtual_host_clock(device), {}))
     try:
         yield
     finally:
@@ -103,7 +126,7 @@ def watched_clocks(device, m, reads):
 
 class Span:
     """The grader's own measure of the call on the device: events recorded on its stream around it (on the
-    simulator, its virtual clock)."""
+    simulator, the virtual clock)."""
 
     def __init__(self, device):
         self.mod = None if device.type == "cpu" else torch.get_device_module(device)
@@ -128,9 +151,9 @@ class Span:
 
 def timed(reads, span: Span) -> tuple[float | None, str]:
     """How long the timed part of the call took, and by which clock: by the learner's own readings, the longest
-    interval between two readings of one clock (what a right mean is computed from, so the comparison holds
-    however the machine is loaded: the grader's readings, taken beside the learner's, were once apart enough from
-    them on a loaded VM that a total passed); where no clock was read twice, by the device's events."""
+    interval between two readings of one clock (what a right mean is computed from: the learner's number against
+    the learner's own readings, whatever the machine's speed); where no clock was read twice, by the device's
+    events."""
     values: dict[str, list[float]] = {}
     for *_, name, value in reads:
         values.setdefault(name, []).append(value)
@@ -144,14 +167,15 @@ def timed(reads, span: Span) -> tuple[float | None, str]:
 def run(submission, device):
     # On a real GPU the products must outlast Python's loop, or the device may happen to be idle at a badly
     # placed clock read (cuBLAS's first use even synchronises): a few ms each. The simulator's device always
-    # runs behind the host, so small matrices show the same thing there, and the CPU has no queue at all.
+    # runs behind the host on its virtual clock, so small matrices do there, and the CPU has no queue at all.
     n = 4096 if device.type in ("cuda", "mps") else random.randint(48, 96)
     a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
     repeats = random.randint(3, 6)
     reads = []
     with measure(device) as m, other_device_current(device):
         keep_busy(device)  # on the leg's device, while another is current: a wait must name the device
-        with running(f"time_matmul(a, b, {repeats}) with a, b on {device}", submission), device_in_real_time(device):
+        with running(f"time_matmul(a, b, {repeats}) with a, b on {device}", submission), \
+                device_in_virtual_time(device, PRODUCT_US):
             with Span(device) as span, watched_clocks(device, m, reads):
                 result = submission.time_matmul(a, b, repeats)
                 done = idle(device)  # before the span records its end event: on CUDA that is queued work too
@@ -161,12 +185,13 @@ def run(submission, device):
 
 
 def product_seconds(a, b, device) -> float | None:
-    """How long one product takes on the device, by the grader's own events around two of them, run as the call's
-    were (on the simulator, in real time too). A timing that waited for the products never reports much less,
-    whatever clock it read; one that read any clock, watched or not, around their launches does."""
-    if device.type == "cpu":
+    """How long one product takes on a simulated device, by the grader's own events around two of them, on the
+    virtual clock as the call's were. A timing that waited for the products never reports much less, whatever
+    watched clock it read; one that read any other clock reports real time, far less. None on a real leg, where
+    only the machine's clock could tell, and a verdict must not depend on it."""
+    if virtual_host_clock(device) is None:
         return None
-    with device_in_real_time(device), Span(device) as span:
+    with device_in_virtual_time(device, PRODUCT_US), Span(device) as span:
         for _ in range(2):
             a @ b
     return span.seconds() / 2
@@ -196,7 +221,8 @@ def test_the_products_are_what_is_timed(submission, device):
     one = product_seconds(*operands, device)  # only this check compares with it
     if one and result < one / 2:
         fail(f"time_matmul returned {result:.3g} s per product, while one product takes {one:.3g} s on {device} "
-             "(measured by the grader with device events), so what was timed is not the products: " + FIX
+             "(measured by the grader with device events on the simulated device's virtual clock, which the host "
+             "clocks read in the grader also follow), so what was timed is not the products: " + FIX
              + cuda_only_note(submission, device))
     # The products cannot take longer than the timed part of the call: twice as long is a total instead of a
     # mean, a thousand times a result in ms. Not on the CPU leg, which has no events and where CPU time counts

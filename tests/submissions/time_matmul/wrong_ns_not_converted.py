@@ -6,7 +6,7 @@ import torch
 
 
 def time_matmul(a, b, repeats=10):
-    sync = torch.get_device_module(a.device).synchronize if a.device.type != "cpu" else (lambda: None)
+    sync = (lambda: torch.get_device_module(a.device).synchronize(a.device)) if a.device.type != "cpu" else (lambda: None)
     a @ b
     sync()
     start = time.perf_counter_ns()
