@@ -1,7 +1,9 @@
 """Grader for seeded_run: seed_everything must seed the CPU's generator and the training device's, so that a run
 repeats on any device; it keeps seeding Python's and NumPy's generators."""
 
+import os
 import random
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -11,6 +13,29 @@ from grader.expect import fail, running
 
 ALL_DEVICES = ("torch.manual_seed(seed) seeds the CPU's generator and the default generator of every device, "
                "whatever its kind; torch.cuda.manual_seed_all seeds CUDA's GPUs only.")
+
+
+CUBLAS_CONFIGS = (":4096:8", ":16:8")  # the workspace settings CUDA's deterministic matrix products accept
+
+
+@contextmanager
+def global_switches_restored():
+    """Learner code may turn on torch.use_deterministic_algorithms or cuDNN's flags; the checks after it must not
+    run under them. Where it turns on deterministic algorithms (not warn_only) without a CUBLAS_WORKSPACE_CONFIG
+    that CUDA accepts, every matrix product on a CUDA GPU raises: refused here on every leg, for one verdict."""
+    was = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
+           torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark)
+    try:
+        yield
+        if (torch.are_deterministic_algorithms_enabled() and not torch.is_deterministic_algorithms_warn_only_enabled()
+                and os.environ.get("CUBLAS_WORKSPACE_CONFIG") not in CUBLAS_CONFIGS):
+            fail("seed_everything turned on torch.use_deterministic_algorithms(True): on a CUDA GPU every matrix "
+                 "product (nn.Linear, its backward) then raises RuntimeError unless CUBLAS_WORKSPACE_CONFIG=:4096:8 "
+                 "(or :16:8) was set in the environment before the program started, which this program does not "
+                 "do. The exercise asks for seeding only: torch.manual_seed(seed) makes this run repeat on one device.")
+    finally:
+        torch.use_deterministic_algorithms(was[0], warn_only=was[1])
+        torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = was[2], was[3]
 
 
 def draw_seed():
@@ -31,7 +56,7 @@ def device_rng_state(device):
 
 
 def seeded_states(submission, seed, device):
-    with running(f"seed_everything({seed})", submission):
+    with global_switches_restored(), running(f"seed_everything({seed})", submission):
         submission.seed_everything(seed)
     return torch.get_rng_state(), (device_rng_state(device) if device.type != "cpu" else None)
 
@@ -63,7 +88,7 @@ def weights(model, device, what):
 
 def run(submission, seed, device):
     what = f"train_briefly({seed}, {str(device)!r})"
-    with running(what, submission):
+    with global_switches_restored(), running(what, submission):
         model = submission.train_briefly(seed, device)
     return weights(model, device, what)
 
@@ -88,7 +113,7 @@ def test_still_seeds_python_and_numpy(submission, device):
     np.random.seed(seed % 2**32)
     want = (random.random(), float(np.random.rand()))
     move_the_streams_on(device)
-    with running(f"seed_everything({seed})", submission):
+    with global_switches_restored(), running(f"seed_everything({seed})", submission):
         submission.seed_everything(seed)
     got = (random.random(), float(np.random.rand()))
     if got[0] != want[0]:
