@@ -34,7 +34,8 @@ def global_switches_restored():
                  "(or :16:8) was set in the environment before the program started, which this program does not "
                  "do. The exercise asks for seeding only: torch.manual_seed(seed) makes this run repeat on one device.")
     finally:
-        torch.use_deterministic_algorithms(was[0], warn_only=was[1])
+        if (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()) != was[:2]:
+            torch.use_deterministic_algorithms(was[0], warn_only=was[1])  # its first call costs seconds: only if changed
         torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = was[2], was[3]
 
 

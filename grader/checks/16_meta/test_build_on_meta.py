@@ -20,12 +20,14 @@ def uninitialised_memory_is_nan():
     instead of whatever the memory held: a model never initialised fails on every draw."""
     was = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
     fill = torch.utils.deterministic.fill_uninitialized_memory
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    # the C++ switch that torch.use_deterministic_algorithms sets, without its import of torch._inductor's config
+    # (seconds on a first call; inductor plays no part here)
+    torch._C._set_deterministic_algorithms(True, warn_only=True)
     torch.utils.deterministic.fill_uninitialized_memory = True
     try:
         yield
     finally:
-        torch.use_deterministic_algorithms(was[0], warn_only=was[1])
+        torch._C._set_deterministic_algorithms(was[0], warn_only=was[1])
         torch.utils.deterministic.fill_uninitialized_memory = fill
 
 
