@@ -81,6 +81,8 @@ def _exercise(number: int, raw: dict) -> Exercise:
         raise CourseError(f"exercise {ex.name}: broken_on {ex.broken_on} must be among legs {ex.legs}")
     if not ex.hints:
         raise CourseError(f"exercise {ex.name}: give at least one hint")
+    if ex.reported_in and not re.fullmatch(r"https://\S+", ex.reported_in):
+        raise CourseError(f"exercise {ex.name}: reported_in {ex.reported_in!r} is not an https:// address")
     if ex.explained_in and not re.fullmatch(r"[a-z0-9-]+#[a-z0-9_-]+", ex.explained_in):
         raise CourseError(f"exercise {ex.name}: explained_in {ex.explained_in!r} is not \"<page>#<anchor>\"")
     return ex

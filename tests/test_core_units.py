@@ -138,6 +138,12 @@ def test_course_loads_entries_with_defaults(tmp_path):
     assert first.chapter_file == course.ROOT / "book" / "tensors.md"
 
 
+def test_course_keeps_where_a_bug_was_reported(tmp_path):
+    url = "https://github.com/pytorch/pytorch/issues/1"
+    first, second = load_toml(tmp_path, GOOD.replace('failure = "phrase"', f'failure = "phrase"\nreported_in = "{url}"'))
+    assert (first.reported_in, second.reported_in) == ("", url)
+
+
 def test_course_exercise_is_frozen_and_its_number_is_not_part_of_its_identity():
     import dataclasses
 
@@ -161,6 +167,8 @@ def test_course_empty_file_has_no_exercises(tmp_path):
     (lambda t: t.replace('broken_on = ["accelerator"]', 'broken_on = ["tpu"]'), "second: unknown leg 'tpu'"),
     (lambda t: t.replace('broken_on = ["accelerator"]', 'broken_on = ["cpu"]'), "second: broken_on .* must be among legs"),
     (lambda t: t.replace('hints = ["h"]', "hints = []"), "second: give at least one hint"),
+    (lambda t: t.replace('failure = "phrase"', 'failure = "phrase"\nreported_in = "github.com/x/y/issues/1"'),
+     "second: reported_in 'github.com/x/y/issues/1' is not an https:// address"),
     (lambda t: t.replace('name = "second"', 'name = "first"'), r"duplicate exercise names: \['first'\]"),
 ])
 def test_course_errors(tmp_path, edit, message):

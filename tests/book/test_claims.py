@@ -1437,3 +1437,208 @@ def test_distributed_producer_exit_is_reported():
     said = _gpu_scenario("producer exits first")
     assert "producer sees [1.0, 2.0, 3.0, 4.0]" in said  # the consumer's in-place change: one memory, not a copy
     assert "Producer process has been terminated before all shared CUDA tensors released" in said
+
+# random-numbers.md, on this machine's CPU-only build (the CUDA side is in the page's record).
+
+def test_a_draw_without_generator_uses_its_devices_default():
+    """The CPU's draws without generator= come from torch.default_generator, which is on the CPU."""
+    assert torch.default_generator.device == torch.device("cpu")
+    torch.default_generator.manual_seed(7)
+    first = torch.randn(4)
+    torch.default_generator.manual_seed(7)
+    assert torch.equal(torch.randn(4), first)
+
+
+def test_a_generator_is_made_on_the_cpu_unless_told():
+    """The CPU side; a device's generator is in the page's record."""
+    assert torch.Generator().device == torch.device("cpu")
+    assert torch.Generator(device="cpu").device == torch.device("cpu")
+
+
+def test_a_generator_goes_on_until_it_is_seeded_again():
+    g = torch.Generator().manual_seed(3)
+    first, second = torch.rand(4, generator=g), torch.rand(4, generator=g)
+    assert not torch.equal(first, second)
+    g.manual_seed(3)
+    assert torch.equal(torch.rand(4, generator=g), first)
+
+
+def test_manual_seed_seeds_every_accelerator(monkeypatch):
+    """torch.manual_seed calls the seeding function of CUDA, MPS, XPU, MTIA and of a registered extension's device,
+    each skipped only in a bad fork, then seeds the CPU."""
+    import torch.random
+
+    calls = []
+    for module, name in ((torch.cuda, "manual_seed_all"), (torch.mps, "manual_seed"), (torch.xpu, "manual_seed_all"),
+                         (torch.mtia, "manual_seed_all")):
+        monkeypatch.setattr(module, name, lambda seed, m=module.__name__: calls.append((m, seed)))
+    monkeypatch.setattr(torch.random, "_seed_custom_device", lambda seed: calls.append(("custom", seed)))
+    torch.manual_seed(123)
+    assert calls == [("torch.cuda", 123), ("torch.mps", 123), ("torch.xpu", 123), ("torch.mtia", 123),
+                     ("custom", 123)]
+    assert torch.initial_seed() == 123
+    calls.clear()
+    monkeypatch.setattr(torch.cuda, "_is_in_bad_fork", lambda: True)
+    torch.manual_seed(5)
+    assert ("torch.cuda", 5) not in calls and ("torch.mps", 5) in calls
+
+
+def test_cuda_seeding_leaves_the_cpu_generator_alone():
+    torch.manual_seed(11)
+    state = torch.get_rng_state()
+    torch.cuda.manual_seed_all(99)
+    torch.cuda.manual_seed(99)
+    assert torch.equal(torch.get_rng_state(), state)
+
+
+def test_layers_built_on_the_cpu_draw_from_its_generator():
+    torch.default_generator.manual_seed(21)
+    a = torch.nn.Linear(5, 3)
+    torch.default_generator.manual_seed(21)
+    b = torch.nn.Embedding(4, 2), torch.nn.Linear(5, 3)
+    torch.default_generator.manual_seed(21)
+    c = torch.nn.Linear(5, 3)
+    assert torch.equal(a.weight, c.weight) and not torch.equal(a.weight, b[1].weight)
+
+
+def test_a_dataloader_draws_a_base_seed_every_epoch():
+    from torch.utils.data import DataLoader, RandomSampler, SequentialSampler, TensorDataset
+
+    data = TensorDataset(torch.arange(8.0))
+    for loader in (DataLoader(data, batch_size=3), DataLoader(data, batch_size=3, shuffle=False, num_workers=0),
+                   DataLoader(data, sampler=RandomSampler(data, generator=torch.Generator().manual_seed(1)))):
+        for _ in range(2):  # every epoch
+            state = torch.get_rng_state()
+            list(loader)
+            assert not torch.equal(torch.get_rng_state(), state)
+    own = torch.Generator().manual_seed(4)
+    loader = DataLoader(data, batch_size=3, sampler=SequentialSampler(data), generator=own)
+    state, own_state = torch.get_rng_state(), own.get_state()
+    list(loader)
+    assert torch.equal(torch.get_rng_state(), state) and not torch.equal(own.get_state(), own_state)
+
+
+# meta-device.md, on the CPU: meta and to_empty behave alike for every device.
+
+def _encoder_like():
+    model = torch.nn.Module()
+    model.embed, model.norm = torch.nn.Embedding(50, 6), torch.nn.LayerNorm(6)
+    model.head, model.bn = torch.nn.Linear(6, 3), torch.nn.BatchNorm1d(3)
+    model.register_buffer("table", torch.arange(12.0).reshape(2, 6), persistent=False)
+    return model
+
+
+def test_building_on_meta_draws_nothing():
+    state = torch.get_rng_state()
+    with torch.device("meta"):
+        model = _encoder_like()
+    assert torch.equal(torch.get_rng_state(), state)
+    assert {t.device.type for t in [*model.parameters(), *model.buffers()]} == {"meta"}
+
+
+def test_a_meta_model_cannot_be_copied_out():
+    with torch.device("meta"):
+        model = _encoder_like()
+    with pytest.raises(NotImplementedError, match=r"Cannot copy out of meta tensor; no data! Please use "
+                                                  r"torch\.nn\.Module\.to_empty\(\)"):
+        model.to("cpu")
+
+
+def _with_deterministic_fill():
+    class Fill:
+        def __enter__(self):
+            self.was = torch.are_deterministic_algorithms_enabled()
+            torch.use_deterministic_algorithms(True, warn_only=True)
+
+        def __exit__(self, *exc):
+            torch.use_deterministic_algorithms(self.was)
+    assert torch.utils.deterministic.fill_uninitialized_memory  # on by default
+    return Fill()
+
+
+def test_to_empty_writes_nothing():
+    with torch.device("meta"):
+        model = _encoder_like()
+    shapes = {n: (t.shape, t.dtype) for n, t in [*model.named_parameters(), *model.named_buffers()]}
+    with _with_deterministic_fill():
+        model.to_empty(device="cpu")
+    after = dict([*model.named_parameters(), *model.named_buffers()])
+    assert {n: (t.shape, t.dtype) for n, t in after.items()} == shapes
+    assert all(t.device.type == "cpu" and t.data_ptr() != 0 for t in after.values())
+    floats = [t for t in after.values() if t.is_floating_point()]
+    assert floats and all(t.isnan().all() for t in floats)  # the fill below is all there is: nothing wrote
+    assert after["bn.num_batches_tracked"].item() == torch.iinfo(torch.int64).max
+
+
+def test_deterministic_mode_fills_empty_memory_with_nan():
+    with _with_deterministic_fill():
+        assert torch.empty(5).isnan().all() and torch.empty(2, 2, dtype=torch.float16).isnan().all()
+        with torch.device("meta"):
+            layer = torch.nn.Linear(3, 2)
+        assert layer.to_empty(device="cpu").weight.isnan().all()
+
+
+def test_reset_parameters_initialises_as_the_constructor():
+    with torch.device("meta"):
+        model = _encoder_like()
+    with _with_deterministic_fill():
+        model.to_empty(device="cpu")
+    for layer in (model.embed, model.norm, model.head, model.bn):
+        layer.reset_parameters()
+    assert torch.equal(model.norm.weight, torch.ones(6)) and torch.equal(model.norm.bias, torch.zeros(6))
+    assert torch.equal(model.bn.running_mean, torch.zeros(3)) and torch.equal(model.bn.running_var, torch.ones(3))
+    assert model.bn.num_batches_tracked.item() == 0
+    bound = 1 / 6 ** 0.5
+    assert model.head.weight.abs().max() <= bound and model.embed.weight.isfinite().all()
+    torch.manual_seed(2)
+    fresh = torch.nn.Linear(6, 3)
+    torch.manual_seed(2)
+    model.head.reset_parameters()
+    assert torch.equal(model.head.weight, fresh.weight) and torch.equal(model.head.bias, fresh.bias)
+
+
+def test_a_computed_buffer_stays_uninitialised():
+    with torch.device("meta"):
+        model = _encoder_like()
+    with _with_deterministic_fill():
+        model.to_empty(device="cpu")
+    for layer in model.modules():
+        if hasattr(layer, "reset_parameters"):
+            layer.reset_parameters()
+    assert model.table.isnan().all()
+
+
+def test_loading_into_a_meta_model_is_a_no_op():
+    import warnings
+
+    state = _encoder_like().state_dict()
+    with torch.device("meta"):
+        model = _encoder_like()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = model.load_state_dict(state)
+    assert not result.missing_keys and not result.unexpected_keys
+    assert {t.device.type for t in [*model.parameters(), *model.buffers()]} == {"meta"}
+    no_ops = [w for w in caught if "copying from a non-meta parameter in the checkpoint to a meta parameter in the "
+              "current model, which is a no-op" in str(w.message)]
+    assert len(no_ops) == len(state)
+
+
+def test_assign_takes_the_checkpoints_tensors():
+    state = _encoder_like().state_dict()
+    with torch.device("meta"):
+        model = _encoder_like()
+    model.load_state_dict(state, assign=True)
+    for name, p in model.named_parameters():
+        assert isinstance(p, torch.nn.Parameter) and p.requires_grad and p.device.type == "cpu"
+        assert p.data_ptr() == state[name].data_ptr()  # the checkpoint's tensor itself, not a copy
+    assert model.bn.running_mean.data_ptr() == state["bn.running_mean"].data_ptr()
+
+
+def test_assign_leaves_what_the_checkpoint_lacks_on_meta():
+    state = _encoder_like().state_dict()
+    assert "table" not in state
+    with torch.device("meta"):
+        model = _encoder_like()
+    model.load_state_dict(state, assign=True)
+    assert model.table.device.type == "meta" and model.head.weight.device.type == "cpu"

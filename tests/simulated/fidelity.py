@@ -4468,6 +4468,54 @@ def describe(data: dict) -> str:
             f"Python {data.get('python', '?')}, {data.get('date', '?')})")
 
 
+# ---------------------------------------------------------------- building on meta (issue 43)
+@case("Module.to(device) of a model built on meta")
+def _c_meta_module_to(dev):
+    with torch.device("meta"):
+        m = torch.nn.Linear(2, 2)
+    try:  # a NotImplementedError raised from the case would read as the simulator's own gap
+        m.to(dev)
+    except NotImplementedError as exc:
+        return ["NotImplementedError", str(exc)]
+    return m.weight.device
+
+
+@case("to_empty under deterministic algorithms leaves NaN")
+def _c_meta_to_empty_nan(dev):
+    with torch.device("meta"):
+        m = torch.nn.Linear(2, 2)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        m.to_empty(device=dev)
+    finally:
+        torch.use_deterministic_algorithms(False)
+    return [m.weight.device, bool(m.weight.isnan().all()), bool(m.bias.isnan().all())]
+
+
+@case("load_state_dict of device tensors into a meta model")
+def _c_meta_load_no_op(dev):
+    import warnings
+
+    state = {k: v.to(dev) for k, v in torch.nn.Linear(2, 2).state_dict().items()}
+    with torch.device("meta"):
+        m = torch.nn.Linear(2, 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = m.load_state_dict(state)
+    return [m.weight.device, str(result), sum("which is a no-op" in str(w.message) for w in caught)]
+
+
+@case("load_state_dict(assign=True) of device tensors into a meta model")
+def _c_meta_load_assign(dev):
+    state = {k: v.to(dev) for k, v in torch.nn.BatchNorm1d(3).state_dict().items()}
+    with torch.device("meta"):
+        m = torch.nn.BatchNorm1d(3)
+    m.load_state_dict(state, assign=True)
+    return [m.weight.device, m.running_mean.device, isinstance(m.weight, torch.nn.Parameter),
+            m.weight.requires_grad, m.weight.data_ptr() == state["weight"].data_ptr()]
+
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--device", default="cuda", help="device type: cuda, sim, mps ...")

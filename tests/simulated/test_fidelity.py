@@ -37,6 +37,11 @@ PENDING_GPU: dict[str, str] = {
     "torch.Stream of :1 as a context makes :1 the current device, and restores :0": "[1, 0]",
     "backward of a forward run on a side stream runs on that side stream":
         "[True, [2.0, 2.0, 2.0, 2.0]]; the simulator answers False (LIMITS['backward_on_the_calling_stream'])",
+    # building on meta (chapter "Building on meta"): the simulator's answers, read from PyTorch's source
+    "Module.to(device) of a model built on meta": "the simulator's answer",
+    "to_empty under deterministic algorithms leaves NaN": "the simulator's answer",
+    "load_state_dict of device tensors into a meta model": "the simulator's answer",
+    "load_state_dict(assign=True) of device tensors into a meta model": "the simulator's answer",
 }
 
 

@@ -1,0 +1,23 @@
+# expect: not on
+# on one gpu: passes (a device without its index means the current one, the only GPU)
+"""Maps the checkpoint to the device's kind only: the current device, not the one asked for."""
+import torch
+from torch import nn
+
+
+class Classifier(nn.Module):
+    def __init__(self, features: int = 12, hidden: int = 48, classes: int = 4):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(features, hidden), nn.BatchNorm1d(hidden), nn.ReLU())
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.body(x))
+
+
+def load_classifier(path, device) -> Classifier:
+    state = torch.load(path, map_location=torch.device(device).type, weights_only=True)
+    with torch.device("meta"):
+        model = Classifier()
+    model.load_state_dict(state, assign=True)
+    return model.eval()

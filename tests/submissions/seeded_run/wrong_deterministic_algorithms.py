@@ -1,0 +1,33 @@
+# expect: CUBLAS_WORKSPACE_CONFIG
+"""The usual 'seed everything' recipe, deterministic algorithms included: on a CUDA GPU the first matrix
+product raises, since nothing set CUBLAS_WORKSPACE_CONFIG before the program started."""
+import random
+
+import numpy as np
+import torch
+from torch import nn
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
+    torch.use_deterministic_algorithms(True)
+
+
+def train_briefly(seed: int, device, steps: int = 4) -> nn.Module:
+    seed_everything(seed)
+    model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Dropout(0.25), nn.Linear(16, 1)).to(device)
+    target = torch.randn(6, 1, device=device)
+    for _ in range(steps):
+        x = torch.randn(32, 6, device=device)
+        y = x @ target + 0.1 * torch.randn(32, 1, device=device)
+        loss = nn.functional.mse_loss(model(x), y)
+        model.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= 0.05 * p.grad  # plain SGD
+    return model
