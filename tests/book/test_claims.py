@@ -1236,3 +1236,118 @@ def test_rename_privateuse1_names_the_device_type():
         assert torch._C._get_privateuse1_backend_name() == "sim"
         assert torch._C._dispatch_has_kernel_for_dispatch_key("aten::empty.memory_format", "PrivateUse1")
     """)
+
+
+# mixed-precision.md
+
+def _autocast_devices():
+    """The device types this machine can show autocast on: the CPU, and CUDA where it is available."""
+    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def test_autocast_lowers_linear_and_keeps_mse_loss_float32():
+    import torch.nn.functional as F
+    for kind in _autocast_devices():
+        for dtype in (torch.float16, torch.bfloat16):
+            x, w = torch.randn(8, 4, device=kind), torch.randn(3, 4, device=kind)
+            with torch.autocast(kind, dtype=dtype):
+                out = F.linear(x, w)
+                assert out.dtype == dtype and (x @ w.T).dtype == dtype, (kind, dtype)
+                assert F.mse_loss(out, out.detach() + 1).dtype == torch.float32, (kind, dtype)
+
+
+def test_autocast_keeps_parameters_and_gradients_float32():
+    for kind in _autocast_devices():
+        model = torch.nn.Linear(4, 3).to(kind)
+        with torch.autocast(kind, dtype=torch.bfloat16):
+            out = model(torch.randn(5, 4, device=kind))
+        out.float().sum().backward()
+        assert out.dtype == torch.bfloat16
+        assert model.weight.dtype == model.weight.grad.dtype == torch.float32
+
+
+def test_autocast_default_dtypes():
+    assert torch.get_autocast_dtype("cuda") == torch.float16
+    assert torch.get_autocast_dtype("cpu") == torch.bfloat16
+
+
+def test_autocast_changes_only_its_device_type():
+    import warnings
+    a = torch.randn(4, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # without CUDA the region is off as a whole (the next test's claim)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            assert (a @ a).dtype == torch.float32
+    m = torch.randn(4, 4, device="meta")  # a device type of every build, beside an enabled CPU region
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert (m @ m).dtype == torch.float32 and (a @ a).dtype == torch.bfloat16
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="shows a machine without CUDA")
+def test_autocast_for_cuda_without_cuda_warns_and_is_off():
+    with pytest.warns(UserWarning, match=r"^CUDA is not available or torch_xla is imported\. Disabling autocast\.$"):
+        with torch.autocast("cuda", dtype=torch.float16):
+            assert not torch.is_autocast_enabled("cuda")
+
+
+def test_half_precision_ranges():
+    f16, bf16, f32 = torch.finfo(torch.float16), torch.finfo(torch.bfloat16), torch.finfo(torch.float32)
+    assert f16.max == 65504 and f16.smallest_normal == 2.0 ** -14
+    assert torch.tensor(2.0 ** -24, dtype=torch.float16).item() == 2.0 ** -24       # the smallest positive value
+    assert torch.tensor(2.0 ** -26, dtype=torch.float16).item() == 0.0
+    assert bf16.smallest_normal == f32.smallest_normal and 0.99 < bf16.max / f32.max < 1
+
+
+def _one_step(scaler, grad_value):
+    """One scaler.step of SGD on a parameter whose gradient is grad_value; the parameter after it."""
+    p = torch.nn.Parameter(torch.ones(3))
+    opt = torch.optim.SGD([p], lr=0.1)
+    scaler.scale((p * 0).sum()).backward()
+    p.grad.fill_(grad_value)
+    scaler.step(opt)
+    scaler.update()
+    return p.detach()
+
+
+def test_grad_scaler_skips_a_non_finite_step_and_halves_its_scale():
+    for bad in (float("nan"), float("inf")):
+        scaler = torch.amp.GradScaler("cpu", init_scale=1024.0)
+        assert torch.equal(_one_step(scaler, bad), torch.ones(3)) and scaler.get_scale() == 512.0
+    scaler = torch.amp.GradScaler("cpu", init_scale=1024.0)
+    assert torch.allclose(_one_step(scaler, 1024.0), torch.full((3,), 0.9)) and scaler.get_scale() == 1024.0
+
+
+def test_a_cuda_grad_scaler_without_cuda_is_disabled():
+    loss = torch.ones((), requires_grad=True) * 2
+    if not torch.cuda.is_available():
+        for make in (lambda: torch.amp.GradScaler("cuda"), lambda: torch.cuda.amp.GradScaler()):
+            with pytest.warns(UserWarning, match=r"torch\.cuda\.amp\.GradScaler is enabled, but CUDA is not "
+                                                 r"available\.  Disabling\."):
+                assert not make().is_enabled()
+    disabled = torch.amp.GradScaler("cpu", enabled=False)
+    assert disabled.scale(loss) is loss
+    assert torch.isnan(_one_step(disabled, float("nan"))).all()
+
+
+def test_grad_scaler_scale_lives_with_the_first_loss():
+    for made_for in ("cpu", "cuda"):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            scaler = torch.amp.GradScaler(made_for)
+        if scaler.is_enabled():
+            assert scaler.scale(torch.ones((), device="meta")).device.type == "meta"
+            assert scaler._scale.device.type == "meta"
+
+
+def test_tf32_flags_and_their_defaults():
+    before = torch.get_float32_matmul_precision()
+    assert before == "highest" and torch.backends.cuda.matmul.allow_tf32 is False
+    assert torch.backends.cudnn.allow_tf32 is True
+    try:
+        torch.set_float32_matmul_precision("high")
+        assert torch.backends.cuda.matmul.allow_tf32 is True
+    finally:
+        torch.set_float32_matmul_precision(before)
+    assert torch.backends.cuda.matmul.allow_tf32 is False
+
