@@ -110,14 +110,17 @@ def test_trains_like_sgd_on_the_unscaled_gradient(submission, device):
     run = trained(submission, device)
     for name, got in zip(run["names"], run["got"]):
         if not torch.isfinite(got.cpu()).all():
-            fail(f"after train the model's {name} holds inf or NaN: a step whose gradients were not finite (a batch "
-                 "with a NaN target) was applied. scaler.step(optimizer) skips such a step, but only while the scaler "
-                 "is enabled: a disabled one, like optimizer.step() called directly, applies it.")
-    for name, got, want, start in zip(run["names"], run["got"], run["want"], run["start"]):
-        moved, should = got.cpu().double() - start.double(), want.double() - start.double()
-        error = float((moved - should).norm() / should.norm())
-        if not error < 0.1:
-            fail(f"after train the model's {name} is not where SGD with lr on the true gradient puts it (it moved "
-                 f"{float(moved.norm() / should.norm()):.3g} times as far): divide the gradients by the scale "
-                 "before the optimizer's step: scaler.step(optimizer) does it (or scaler.unscale_(optimizer) "
-                 "first), then scaler.update().")
+            fail(f"after train the model's {name} holds inf or NaN. Either a step whose gradients were not finite "
+                 "(a batch with a NaN target) was applied: scaler.step(optimizer) skips such a step, but only while "
+                 "the scaler is enabled (a disabled one, like optimizer.step() called directly, applies it); or the "
+                 "optimizer stepped on gradients still multiplied by the scale, and the model overflowed.")
+    # All parameters together: float16's rounding moves each a little (the small ones relatively most), a
+    # gradient left multiplied by the scale moves them thousands of times too far.
+    flat = lambda ts: torch.cat([t.detach().cpu().double().flatten() for t in ts])  # noqa: E731
+    got, want, start = flat(run["got"]), flat(run["want"]), flat(run["start"])
+    error = float((got - want).norm() / (want - start).norm())
+    if not error < 0.05:
+        fail(f"after train the model's parameters are not where SGD with lr on the true gradient puts them (they "
+             f"moved {float((got - start).norm() / (want - start).norm()):.3g} times as far): divide the gradients "
+             "by the scale before the optimizer's step: scaler.step(optimizer) does it (or "
+             "scaler.unscale_(optimizer) first), then scaler.update().")

@@ -1,4 +1,4 @@
-# expect: times as far
+# expect: holds inf or NaN
 import torch
 import torch.nn.functional as F
 
