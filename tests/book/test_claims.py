@@ -1351,3 +1351,136 @@ def test_tf32_flags_and_their_defaults():
         torch.set_float32_matmul_precision(before)
     assert torch.backends.cuda.matmul.allow_tf32 is False
 
+
+# compilation.md
+
+def _graphs_after(calls):
+    """How many graphs Dynamo compiled while `calls` ran (after a reset)."""
+    import torch._dynamo
+    from torch._dynamo.utils import counters
+    torch._dynamo.reset()
+    counters.clear()
+    calls()
+    return counters["stats"]["unique_graphs"]
+
+
+def _mlp():
+    return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+
+
+def test_compile_compiles_at_the_first_call():
+    from torch._dynamo.utils import counters
+    compiled = []
+    assert _graphs_after(lambda: compiled.append(torch.compile(_mlp(), backend="eager"))) == 0
+    compiled[0](torch.randn(2, 4))
+    assert counters["stats"]["unique_graphs"] == 1
+
+
+def test_a_compiled_model_recompiles_for_another_device_and_keeps_the_first():
+    from torch._dynamo.utils import counters
+
+    def calls():
+        compiled = torch.compile(_mlp(), backend="eager")
+        compiled(torch.randn(2, 4))
+        compiled.to("meta")              # a second device every build has
+        assert compiled(torch.randn(2, 4, device="meta")).device.type == "meta"
+        assert counters["stats"]["unique_graphs"] == 2
+        compiled.to_empty(device="cpu")  # back (meta holds no values to copy): the first graph serves it
+        compiled(torch.randn(2, 4))
+    assert _graphs_after(calls) == 2
+
+
+def test_the_compiled_wrapper_shares_the_modules_parameters():
+    model = _mlp()
+    compiled = torch.compile(model, backend="eager")
+    assert compiled._orig_mod is model
+    assert [id(p) for p in compiled.parameters()] == [id(p) for p in model.parameters()]
+    compiled.to("meta")
+    assert all(p.device.type == "meta" for p in model.parameters())
+    model.to_empty(device="cpu")
+    assert all(p.device.type == "cpu" for p in compiled.parameters())
+
+
+def _explained(fn, *args, **config):
+    import torch._dynamo
+    torch._dynamo.reset()
+    with torch._dynamo.config.patch(**config):
+        return torch._dynamo.explain(fn)(*args)
+
+
+def test_reads_into_python_break_the_graph():
+    reads = [lambda x: x * x.sum().item(), lambda x: x * float(x.sum()), lambda x: x * int(x.sum()),
+             lambda x: x * x.sum().tolist()]
+
+    def branch(x):
+        if x.sum() > 0:
+            return x * 2
+        return x * 3
+    x = torch.randn(5)
+    for fn in [*reads, branch]:
+        report = _explained(fn, x)
+        assert report.graph_break_count == 1 and report.graph_count == 2, fn
+    assert _explained(lambda x: x * torch.where(x.sum() > 0, 2, 3), x).graph_break_count == 0
+
+
+def test_explain_reports_graphs_and_breaks():
+    def fn(x):
+        peak = x.abs().max().item()
+        return x / peak
+    report = _explained(fn, torch.randn(3))
+    assert report.graph_count == 2 and report.graph_break_count == 1
+    assert "Tensor.item()" in report.break_reasons[0].reason
+    assert report.break_reasons[0].user_stack[-1].lineno == fn.__code__.co_firstlineno + 1
+
+
+def test_capture_scalar_outputs_still_breaks_on_an_if():
+    def item_only(x):
+        return x / x.abs().max().item()
+
+    def item_then_if(x):
+        peak = x.abs().max().item()
+        if peak == 0:
+            return torch.zeros_like(x)
+        return x / peak
+    x = torch.randn(6)
+    assert _explained(item_only, x, capture_scalar_outputs=True).graph_break_count == 0
+    assert _explained(item_then_if, x, capture_scalar_outputs=True).graph_break_count == 1
+
+
+def test_logs_name_graph_breaks_and_recompiles():
+    _in_a_fresh_process("""
+        import logging, torch, torch._dynamo, torch._logging
+        torch._logging.set_logs(graph_breaks=True, recompiles=True)
+        seen = []
+        class Keep(logging.Handler):
+            def emit(self, record):
+                seen.append(record.getMessage())
+        for name in ("torch._dynamo", "torch.__graph_breaks", "torch.__recompiles"):
+            logging.getLogger(name).addHandler(Keep())
+        f = torch.compile(lambda x: x * x.sum().item(), backend="eager")
+        f(torch.randn(3)); f(torch.randn(3, dtype=torch.float64))
+        assert any("Graph break" in m for m in seen), seen
+        assert any("Recompiling function" in m for m in seen), seen
+    """)
+    _in_a_fresh_process("""
+        import os, torch._logging._internal as logs
+        assert {"graph_breaks", "recompiles"} <= set(logs.log_registry.artifact_names)
+    """)
+
+
+def test_a_cpu_scalar_attribute_is_a_cpu_tensor_of_the_graph():
+    class Scaled(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(4, 2)
+            self.temperature = torch.tensor(0.5)       # a plain attribute: .to() leaves it on the CPU
+
+        def forward(self, x):
+            return self.linear(x) / self.temperature
+    model = Scaled().to("meta")
+    report = _explained(model, torch.randn(3, 4, device="meta"))
+    assert report.graph_count == 1 and report.graph_break_count == 0
+    devices = {n.meta["example_value"].device.type for g in report.graphs for n in g.graph.nodes
+               if n.op in ("placeholder", "get_attr") and isinstance(n.meta.get("example_value"), torch.Tensor)}
+    assert devices == {"cpu", "meta"}, devices
+
