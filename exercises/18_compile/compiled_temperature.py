@@ -10,8 +10,9 @@ mode="reduce-overhead"), so that on a GPU each call replays one CUDA graph:
 
 Every tensor the forward pass reads must then be on that device. Here the answers are right on every device,
 but the temperature is a plain tensor attribute: .to(device) moves parameters and buffers, not it, so the
-compiled graph reads a CPU tensor among the device's. On a GPU, Inductor then skips CUDA graphs for the whole
-graph ("skipping cudagraphs due to cpu device"). Fix it so that the temperature moves with the module.
+compiled graph reads a CPU tensor among the device's, which CUDA graphs cannot replay (older releases skip
+CUDA graphs for the whole graph: "skipping cudagraphs due to cpu device"). Fix it so that the temperature
+moves with the module.
 
 Check your fix with:  devcourse check compiled_temperature
 """

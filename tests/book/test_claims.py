@@ -1484,3 +1484,13 @@ def test_a_cpu_scalar_attribute_is_a_cpu_tensor_of_the_graph():
                if n.op in ("placeholder", "get_attr") and isinstance(n.meta.get("example_value"), torch.Tensor)}
     assert devices == {"cpu", "meta"}, devices
 
+
+def test_inductor_graph_partition_is_on_by_default():
+    _in_a_fresh_process("""
+        import os, torch
+        os.environ.pop("TORCHINDUCTOR_GRAPH_PARTITION", None)
+        assert torch.__version__.startswith("2.13")
+        import torch._inductor.config as config
+        assert config.graph_partition is True
+    """)
+
