@@ -8,11 +8,10 @@ mode="reduce-overhead"), so that on a GPU each call replays one CUDA graph:
     temperature  a Python float > 0
     forward(x)   model(x) / temperature, for x on the device the wrapper was moved to
 
-Every tensor the forward pass reads must then be on that device. Here the answers are right on every device,
-but the temperature is a plain tensor attribute: .to(device) moves parameters and buffers, not it, so the
-compiled graph reads a CPU tensor among the device's, which CUDA graphs cannot replay (older releases skip
-CUDA graphs for the whole graph: "skipping cudagraphs due to cpu device"). Fix it so that the temperature
-moves with the module.
+Every tensor the forward pass reads must then be on that device. Here the answers are right, but the
+temperature is a plain tensor attribute: .to(device) moves parameters and buffers, not it, so the
+compiled graph reads a CPU tensor among the device's (for which older releases skip CUDA graphs altogether:
+"skipping cudagraphs due to cpu device"). Fix it so that the temperature moves with the module.
 
 Check your fix with:  devcourse check compiled_temperature
 """

@@ -1338,6 +1338,12 @@ def test_grad_scaler_scale_lives_with_the_first_loss():
         if scaler.is_enabled():
             assert scaler.scale(torch.ones((), device="meta")).device.type == "meta"
             assert scaler._scale.device.type == "meta"
+    scaler = torch.amp.GradScaler("cpu")            # update(new_scale) takes a tensor of the scaler's type only
+    scaler.scale(torch.ones(()))
+    scaler.update(torch.tensor(4.0))
+    assert scaler.get_scale() == 4.0
+    with pytest.raises(AssertionError, match="new_scale should be"):
+        scaler.update(torch.tensor(4.0, device="meta"))
 
 
 def test_tf32_flags_and_their_defaults():

@@ -64,8 +64,8 @@ def test_the_compiled_graph_reads_only_the_devices_tensors(submission, device):
         what = (f"the attribute {left[0]!r}, a plain tensor that .to() does not move" if left
                 else "a tensor made or kept off the module's device")
         fail(f"the compiled graph reads a {stray[0]} tensor ({what}) beside tensors on {DEVICE}, the device the "
-             "module was moved to. On a GPU, work on a CPU tensor stays outside the CUDA graphs of "
-             "mode='reduce-overhead' (older releases skip CUDA graphs for the whole graph). Make the temperature a buffer (self.register_buffer), which moves "
+             "module was moved to: the constant is not where the model is (with mode='reduce-overhead', older "
+             "releases skip CUDA graphs for such a graph altogether). Make the temperature a buffer (self.register_buffer), which moves "
              f"with the module. (The grader moves it to the meta device, which every machine has and which "
              "torch.compile traces like a GPU.)")
 
