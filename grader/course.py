@@ -33,6 +33,9 @@ class Exercise:
     timeout: int = 20  # seconds per check
     explained_in: str = ""  # "<book page>#<section anchor>": the section that explains the bug (grader.book_links)
     reported_in: str = ""  # the address of a public thread where users report this kind of bug
+    # Why the shipped file passes on CUDA, for a bug of code that only knows CUDA (it shows on every other device,
+    # the simulated one included); empty: the shipped file fails on every leg of broken_on, CUDA's included.
+    shipped_passes_on_cuda: str = ""
     number: int = field(default=0, compare=False)
 
     @property

@@ -65,7 +65,10 @@ def _says(exercise: str, submission: str, tag: str) -> bool:
 
 def _passes_on_cuda(exercise: str, submission: str) -> bool:
     """A wrong submission may pass on CUDA where the simulator stands for another kind of accelerator (code that
-    only knows CUDA); its file says so on a line '# on cuda: passes (why)'."""
+    only knows CUDA); its file says so on a line '# on cuda: passes (why)', a shipped file in course.toml's
+    shipped_passes_on_cuda."""
+    if submission == "shipped":
+        return bool(course.get(exercise).shipped_passes_on_cuda)
     return _says(exercise, submission, "# on cuda: passes")
 
 

@@ -68,8 +68,13 @@ LIMITS: dict[str, Limit] = {
     ),
     "compile_runs_eager": Limit(
         what="torch.compile on sim tensors runs (dynamo falls back to eager at the device's ops), with no "
-             "compiled kernels and no speed-up to measure.",
-        why="inductor has no code generator for a PrivateUse1 device defined in Python.",
+             "compiled kernels and no speed-up to measure. Dynamo cannot trace a sim tensor: it breaks the graph "
+             "inside the simulator's tensor (whose storage_offset is a Python int), so the graphs, graph breaks "
+             "and recompilations it reports for sim tensors are not CUDA's; graders count those on CPU tensors "
+             "(compiled_normalize). A module whose compiled forward ran cannot then move between sim devices "
+             "(\"_apply(): Couldn't swap\": Dynamo holds references to the parameters that the simulator swaps).",
+        why="inductor has no code generator for a PrivateUse1 device defined in Python, and a Python wrapper "
+            "subclass without __tensor_flatten__ is opaque to Dynamo.",
         repro="torch.compile(lambda x: x.sin())(torch.ones(3, device='sim'))",
     ),
     "h2d_race_window": Limit(

@@ -1642,3 +1642,266 @@ def test_assign_leaves_what_the_checkpoint_lacks_on_meta():
         model = _encoder_like()
     model.load_state_dict(state, assign=True)
     assert model.table.device.type == "meta" and model.head.weight.device.type == "cpu"
+
+# mixed-precision.md
+
+def _autocast_devices():
+    """The device types this machine can show autocast on: the CPU, and CUDA where it is available."""
+    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def test_autocast_lowers_linear_and_keeps_mse_loss_float32():
+    import torch.nn.functional as F
+    for kind in _autocast_devices():
+        for dtype in (torch.float16, torch.bfloat16):
+            x, w = torch.randn(8, 4, device=kind), torch.randn(3, 4, device=kind)
+            with torch.autocast(kind, dtype=dtype):
+                out = F.linear(x, w)
+                assert out.dtype == dtype and (x @ w.T).dtype == dtype, (kind, dtype)
+                assert F.mse_loss(out, out.detach() + 1).dtype == torch.float32, (kind, dtype)
+
+
+def test_autocast_keeps_parameters_and_gradients_float32():
+    for kind in _autocast_devices():
+        model = torch.nn.Linear(4, 3).to(kind)
+        with torch.autocast(kind, dtype=torch.bfloat16):
+            out = model(torch.randn(5, 4, device=kind))
+        out.float().sum().backward()
+        assert out.dtype == torch.bfloat16
+        assert model.weight.dtype == model.weight.grad.dtype == torch.float32
+
+
+def test_autocast_default_dtypes():
+    assert torch.get_autocast_dtype("cuda") == torch.float16
+    assert torch.get_autocast_dtype("cpu") == torch.bfloat16
+
+
+def test_autocast_changes_only_its_device_type():
+    import warnings
+    a = torch.randn(4, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # without CUDA the region is off as a whole (the next test's claim)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            assert (a @ a).dtype == torch.float32
+    m = torch.randn(4, 4, device="meta")  # a device type of every build, beside an enabled CPU region
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert (m @ m).dtype == torch.float32 and (a @ a).dtype == torch.bfloat16
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="shows a machine without CUDA")
+def test_autocast_for_cuda_without_cuda_warns_and_is_off():
+    with pytest.warns(UserWarning, match=r"^CUDA is not available or torch_xla is imported\. Disabling autocast\.$"):
+        with torch.autocast("cuda", dtype=torch.float16):
+            assert not torch.is_autocast_enabled("cuda")
+
+
+def test_half_precision_ranges():
+    f16, bf16, f32 = torch.finfo(torch.float16), torch.finfo(torch.bfloat16), torch.finfo(torch.float32)
+    assert f16.max == 65504 and f16.smallest_normal == 2.0 ** -14
+    assert torch.tensor(2.0 ** -24, dtype=torch.float16).item() == 2.0 ** -24       # the smallest positive value
+    assert torch.tensor(2.0 ** -26, dtype=torch.float16).item() == 0.0
+    assert bf16.smallest_normal == f32.smallest_normal and 0.99 < bf16.max / f32.max < 1
+
+
+def _one_step(scaler, grad_value):
+    """One scaler.step of SGD on a parameter whose gradient is grad_value; the parameter after it."""
+    p = torch.nn.Parameter(torch.ones(3))
+    opt = torch.optim.SGD([p], lr=0.1)
+    scaler.scale((p * 0).sum()).backward()
+    p.grad.fill_(grad_value)
+    scaler.step(opt)
+    scaler.update()
+    return p.detach()
+
+
+def test_grad_scaler_skips_a_non_finite_step_and_halves_its_scale():
+    for bad in (float("nan"), float("inf")):
+        scaler = torch.amp.GradScaler("cpu", init_scale=1024.0)
+        assert torch.equal(_one_step(scaler, bad), torch.ones(3)) and scaler.get_scale() == 512.0
+    scaler = torch.amp.GradScaler("cpu", init_scale=1024.0)
+    assert torch.allclose(_one_step(scaler, 1024.0), torch.full((3,), 0.9)) and scaler.get_scale() == 1024.0
+
+
+def test_a_cuda_grad_scaler_without_cuda_is_disabled():
+    loss = torch.ones((), requires_grad=True) * 2
+    if not torch.cuda.is_available():
+        for make in (lambda: torch.amp.GradScaler("cuda"), lambda: torch.cuda.amp.GradScaler()):
+            with pytest.warns(UserWarning, match=r"torch\.cuda\.amp\.GradScaler is enabled, but CUDA is not "
+                                                 r"available\.  Disabling\."):
+                assert not make().is_enabled()
+    disabled = torch.amp.GradScaler("cpu", enabled=False)
+    assert disabled.scale(loss) is loss
+    assert torch.isnan(_one_step(disabled, float("nan"))).all()
+
+
+def test_grad_scaler_scale_lives_with_the_first_loss():
+    for made_for in ("cpu", "cuda"):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            scaler = torch.amp.GradScaler(made_for)
+        if scaler.is_enabled():
+            assert scaler.scale(torch.ones((), device="meta")).device.type == "meta"
+            assert scaler._scale.device.type == "meta"
+    scaler = torch.amp.GradScaler("cpu")            # update(new_scale) takes a tensor of the scaler's type only
+    scaler.scale(torch.ones(()))
+    scaler.update(torch.tensor(4.0))
+    assert scaler.get_scale() == 4.0
+    with pytest.raises(AssertionError, match="new_scale should be"):
+        scaler.update(torch.tensor(4.0, device="meta"))
+
+
+def test_tf32_flags_and_their_defaults():
+    before = torch.get_float32_matmul_precision()
+    assert before == "highest" and torch.backends.cuda.matmul.allow_tf32 is False
+    assert torch.backends.cudnn.allow_tf32 is True
+    try:
+        torch.set_float32_matmul_precision("high")
+        assert torch.backends.cuda.matmul.allow_tf32 is True
+    finally:
+        torch.set_float32_matmul_precision(before)
+    assert torch.backends.cuda.matmul.allow_tf32 is False
+
+
+# compilation.md
+
+def _graphs_after(calls):
+    """How many graphs Dynamo compiled while `calls` ran (after a reset)."""
+    import torch._dynamo
+    from torch._dynamo.utils import counters
+    torch._dynamo.reset()
+    counters.clear()
+    calls()
+    return counters["stats"]["unique_graphs"]
+
+
+def _mlp():
+    return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+
+
+def test_compile_compiles_at_the_first_call():
+    from torch._dynamo.utils import counters
+    compiled = []
+    assert _graphs_after(lambda: compiled.append(torch.compile(_mlp(), backend="eager"))) == 0
+    compiled[0](torch.randn(2, 4))
+    assert counters["stats"]["unique_graphs"] == 1
+
+
+def test_a_compiled_model_recompiles_for_another_device_and_keeps_the_first():
+    from torch._dynamo.utils import counters
+
+    def calls():
+        compiled = torch.compile(_mlp(), backend="eager")
+        compiled(torch.randn(2, 4))
+        compiled.to("meta")              # a second device every build has
+        assert compiled(torch.randn(2, 4, device="meta")).device.type == "meta"
+        assert counters["stats"]["unique_graphs"] == 2
+        compiled.to_empty(device="cpu")  # back (meta holds no values to copy): the first graph serves it
+        compiled(torch.randn(2, 4))
+    assert _graphs_after(calls) == 2
+
+
+def test_the_compiled_wrapper_shares_the_modules_parameters():
+    model = _mlp()
+    compiled = torch.compile(model, backend="eager")
+    assert compiled._orig_mod is model
+    assert [id(p) for p in compiled.parameters()] == [id(p) for p in model.parameters()]
+    compiled.to("meta")
+    assert all(p.device.type == "meta" for p in model.parameters())
+    model.to_empty(device="cpu")
+    assert all(p.device.type == "cpu" for p in compiled.parameters())
+
+
+def _explained(fn, *args, **config):
+    import torch._dynamo
+    torch._dynamo.reset()
+    with torch._dynamo.config.patch(**config):
+        return torch._dynamo.explain(fn)(*args)
+
+
+def test_reads_into_python_break_the_graph():
+    reads = [lambda x: x * x.sum().item(), lambda x: x * float(x.sum()), lambda x: x * int(x.sum()),
+             lambda x: x * x.sum().tolist()]
+
+    def branch(x):
+        if x.sum() > 0:
+            return x * 2
+        return x * 3
+    x = torch.randn(5)
+    for fn in [*reads, branch]:
+        report = _explained(fn, x)
+        assert report.graph_break_count == 1 and report.graph_count == 2, fn
+    assert _explained(lambda x: x * torch.where(x.sum() > 0, 2, 3), x).graph_break_count == 0
+
+
+def test_explain_reports_graphs_and_breaks():
+    def fn(x):
+        peak = x.abs().max().item()
+        return x / peak
+    report = _explained(fn, torch.randn(3))
+    assert report.graph_count == 2 and report.graph_break_count == 1
+    assert "Tensor.item()" in report.break_reasons[0].reason
+    assert report.break_reasons[0].user_stack[-1].lineno == fn.__code__.co_firstlineno + 1
+
+
+def test_capture_scalar_outputs_still_breaks_on_an_if():
+    def item_only(x):
+        return x / x.abs().max().item()
+
+    def item_then_if(x):
+        peak = x.abs().max().item()
+        if peak == 0:
+            return torch.zeros_like(x)
+        return x / peak
+    x = torch.randn(6)
+    assert _explained(item_only, x, capture_scalar_outputs=True).graph_break_count == 0
+    assert _explained(item_then_if, x, capture_scalar_outputs=True).graph_break_count == 1
+
+
+def test_logs_name_graph_breaks_and_recompiles():
+    _in_a_fresh_process("""
+        import logging, torch, torch._dynamo, torch._logging
+        torch._logging.set_logs(graph_breaks=True, recompiles=True)
+        seen = []
+        class Keep(logging.Handler):
+            def emit(self, record):
+                seen.append(record.getMessage())
+        for name in ("torch._dynamo", "torch.__graph_breaks", "torch.__recompiles"):
+            logging.getLogger(name).addHandler(Keep())
+        f = torch.compile(lambda x: x * x.sum().item(), backend="eager")
+        f(torch.randn(3)); f(torch.randn(3, dtype=torch.float64))
+        assert any("Graph break" in m for m in seen), seen
+        assert any("Recompiling function" in m for m in seen), seen
+    """)
+    _in_a_fresh_process("""
+        import os, torch._logging._internal as logs
+        assert {"graph_breaks", "recompiles"} <= set(logs.log_registry.artifact_names)
+    """)
+
+
+def test_a_cpu_scalar_attribute_is_a_cpu_tensor_of_the_graph():
+    class Scaled(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(4, 2)
+            self.temperature = torch.tensor(0.5)       # a plain attribute: .to() leaves it on the CPU
+
+        def forward(self, x):
+            return self.linear(x) / self.temperature
+    model = Scaled().to("meta")
+    report = _explained(model, torch.randn(3, 4, device="meta"))
+    assert report.graph_count == 1 and report.graph_break_count == 0
+    devices = {n.meta["example_value"].device.type for g in report.graphs for n in g.graph.nodes
+               if n.op in ("placeholder", "get_attr") and isinstance(n.meta.get("example_value"), torch.Tensor)}
+    assert devices == {"cpu", "meta"}, devices
+
+
+def test_inductor_graph_partition_is_on_by_default():
+    _in_a_fresh_process("""
+        import os, torch
+        os.environ.pop("TORCHINDUCTOR_GRAPH_PARTITION", None)
+        assert torch.__version__.startswith("2.13")
+        import torch._inductor.config as config
+        assert config.graph_partition is True
+    """)
+

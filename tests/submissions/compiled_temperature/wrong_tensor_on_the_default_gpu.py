@@ -1,0 +1,15 @@
+# expect: the compiled graph reads a
+import torch
+from torch import nn
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class TemperatureScaled(nn.Module):
+    def __init__(self, model, temperature):
+        super().__init__()
+        self.model = model
+        self.temperature = torch.tensor(float(temperature), device=DEVICE)
+
+    def forward(self, x):
+        return self.model(x) / self.temperature
