@@ -228,8 +228,12 @@ def test_trains_as_all_the_ranks_together(submission, device):
     if not isinstance(run.result, float):
         fail(f"train_rank returned {type(run.result).__name__}; it returns the mean loss as a Python float (.item()).")
     if not within(run.result, run.ref.mean_loss, 1e-4 + 1e-4 * abs(run.ref.mean_loss)):
+        nan = "" if run.result == run.result else (
+            " A NaN here is what reading memory another stream still writes gives: a batch made on the side stream "
+            "and freed on the step's stream needs t.record_stream(that stream), or the side stream's next copy may "
+            "reuse its block while the step still reads it.")
         fail(f"train_rank returned a mean loss of {run.result:.6g}; over the samples of all {run.draw.world_size} ranks "
-             f"it is {run.ref.mean_loss:.6g}.")
+             f"it is {run.ref.mean_loss:.6g}.{nan}")
     for (name, p), q in zip(run.draw.model.named_parameters(), run.ref.model.parameters()):
         expect_close(p.detach().cpu(), q.detach(), f"the trained {name}", atol=1e-4, rtol=1e-3)
 

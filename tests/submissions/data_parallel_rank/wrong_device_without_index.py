@@ -1,4 +1,5 @@
 # expect: this rank's process group works on
+# on one gpu: passes (with one GPU a device without an index is the only one)
 """Capstone of "Beyond one device": one rank of a data-parallel run, its batches prefetched on a side stream.
 
 train_rank(env, device_type, model, batches, all_reduce, lr) trains this process's replica of `model` for one pass

@@ -1,4 +1,5 @@
 # expect: the device that saved the checkpoint
+# on one gpu: passes (with one GPU the device that saved the checkpoint is the one that serves)
 """Capstone of "Beyond one device": a production inference service.
 
 Predictor(path, device, batch_size) serves a text classifier that was trained elsewhere, and its predict(texts)

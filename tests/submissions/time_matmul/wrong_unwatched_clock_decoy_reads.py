@@ -1,4 +1,5 @@
 # expect: one product takes
+# on cuda: passes (a clock no grader wraps can be judged on a GPU only by the machine's own time, which no verdict uses; the simulated legs, run everywhere, fail it)
 """Launches timed by the process's CPU time (os.times(), which no grader wraps; a read of /proc is refused), with perf_counter read only
 around one synchronised product, where the device is idle: a decoy for the clock checks."""
 import os

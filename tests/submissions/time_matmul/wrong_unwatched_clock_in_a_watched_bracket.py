@@ -1,4 +1,5 @@
 # expect: one product takes
+# on cuda: passes (a clock no grader wraps can be judged on a GPU only by the machine's own time, which no verdict uses; the simulated legs, run everywhere, fail it)
 """Launches timed by the process's CPU time (os.times()), inside a perf_counter bracket that waits for the device at
 each end: the watched readings are right, the number returned is not theirs."""
 import os

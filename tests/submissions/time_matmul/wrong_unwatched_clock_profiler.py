@@ -1,4 +1,5 @@
 # expect: one product takes
+# on cuda: passes (a clock no grader wraps can be judged on a GPU only by the machine's own time, which no verdict uses; the simulated legs, run everywhere, fail it)
 """Launches timed by torch's profiler (the CPU time of aten::matmul), then a wait."""
 import torch
 

@@ -1,3 +1,4 @@
+# expect: needs t.record_stream(that stream)
 """Capstone of "Beyond one device": one rank of a data-parallel run, its batches prefetched on a side stream.
 
 train_rank(env, device_type, model, batches, all_reduce, lr) trains this process's replica of `model` for one pass
