@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader import course  # noqa: E402
+from grader.catalog import course  # noqa: E402
 
 TARGETS = {"first check": 2.0, "first check, an exercise that trains": 2.0, "later check (median)": 0.5,
            "later check (worst)": 0.5, "later check, warm (median)": 0.5, "later check, warm (worst)": 0.5,

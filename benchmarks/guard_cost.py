@@ -31,7 +31,8 @@ def _one_process(with_hook: bool, rounds: int) -> dict:
     import pytest
     import pytest_timeout
 
-    from grader import course, guard, plugin, workers
+    from grader import guard, plugin, workers
+    from grader.catalog import course
 
     if not with_hook:
         guard.install = lambda: None

@@ -19,7 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from grader import course, daemon, runner, sandbox  # noqa: E402
+from grader import daemon, runner, sandbox  # noqa: E402
+from grader.catalog import course  # noqa: E402
 
 
 def confine_times(n: int, daemons_network: bool = False) -> list[float]:

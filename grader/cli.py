@@ -28,7 +28,8 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
-from grader import course, daemon, milestones, report, targets, workspace
+from grader import daemon, milestones, report, targets, workspace
+from grader.catalog import course
 from grader.classroom import cli as classroom_cli
 from grader.progress import FILE, NOTEBOOK, Progress
 from grader.report import hint_text

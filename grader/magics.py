@@ -20,7 +20,8 @@ import shlex
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.display import display
 
-from grader import course, milestones, report, targets, workspace
+from grader import milestones, report, targets, workspace
+from grader.catalog import course
 from grader.progress import NOTEBOOK, Progress
 
 

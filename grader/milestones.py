@@ -5,7 +5,7 @@ that two commands finishing at once do not both say it nor both miss it."""
 
 from __future__ import annotations
 
-from grader import book_links, course
+from grader.catalog import book_links, course
 from grader.progress import DONE, Progress
 
 

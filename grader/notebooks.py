@@ -23,7 +23,8 @@ from pathlib import Path
 
 import nbformat
 
-from grader import ROOT, book_links, course, workspace
+from grader import ROOT, workspace
+from grader.catalog import book_links, course
 
 FOLDER = ROOT / "notebooks"
 #: Where the set-up cell clones the course when the grader is missing (Colab's working folder).
@@ -126,7 +127,7 @@ def exercise_cells(ex: course.Exercise) -> list:
         rest = f"{first.strip()}\n{rest}"
     text = (f"## {ex.number}. {ex.title}\n\n*Exercise `{ex.name}`, {ex.points} point{'s' if ex.points != 1 else ''}."
             f"*\n\n{rest.strip()}\n\nFix the next cell and run it, then run the check below it.")
-    if ex.explained_in:  # the section its hints end with (grader.book_links), as the book's page in this clone
+    if ex.explained_in:  # the section its hints end with (grader.catalog.book_links), as the book's page in this clone
         page, _ = book_links.split(ex)
         text += (f"\n\nExplained in the book: \"{book_links.section_title(ex)}\" in "
                  f"[{book_links.page_title(page)}](../book/{page}.ipynb).")

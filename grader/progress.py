@@ -43,7 +43,8 @@ from typing import TypeVar
 
 import filelock
 
-from grader import course, workspace
+from grader import workspace
+from grader.catalog import course
 
 VERSION = 2
 DONE, FAILING, SKIPPED, NOT_STARTED = "done", "failing", "skipped", "not started"

@@ -17,7 +17,8 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from grader import book_links, course, workspace
+from grader import workspace
+from grader.catalog import book_links, course
 from grader.runner import CheckResult, Grade
 
 PROCESS_CHECK = "(grader process)"

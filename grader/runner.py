@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import daemon, legs, limits
-from grader.course import Exercise
+from grader.catalog.course import Exercise
 
 
 SIMULATOR_LIMIT = "the simulated accelerator cannot run"  # how grader.expect.running words such a skip

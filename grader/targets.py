@@ -10,7 +10,8 @@ import dataclasses
 import json
 from pathlib import Path
 
-from grader import course, daemon, legs, runner, workspace
+from grader import daemon, legs, runner, workspace
+from grader.catalog import course
 from grader.progress import Progress
 
 

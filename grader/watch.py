@@ -20,7 +20,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from grader import course, milestones, report, targets, workspace
+from grader import milestones, report, targets, workspace
+from grader.catalog import course
 from grader.progress import Progress
 
 KEYS = "h hint · r re-check · n next · s skip · l list · q quit"

@@ -691,7 +691,8 @@ def _prepare_common() -> None:
     import pytest_timeout  # noqa: F401
 
     _import_torch()
-    from grader import course, expect, instruments, integrity, plugin  # noqa: F401
+    from grader import expect, instruments, integrity, plugin  # noqa: F401
+    from grader.catalog import course  # noqa: F401
 
     instruments.warm_up()
     sandbox.status()  # imports the Landlock binding once, for every worker forked from here

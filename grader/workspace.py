@@ -25,7 +25,7 @@ from functools import cache
 from pathlib import Path
 
 from grader import ROOT
-from grader.course import Exercise
+from grader.catalog.course import Exercise
 
 SHIPPED_FILE = Path(__file__).resolve().parent / "shipped_exercises.json"
 
@@ -122,6 +122,6 @@ def edited(ex: Exercise) -> bool:
 
 def shipped_table() -> dict[str, str]:
     """Every shipped exercise file, as the course's exercises/ folder holds it now (for the generator)."""
-    from grader import course
+    from grader.catalog import course
 
     return {ex.path: ex.exercise_file.read_text(encoding="utf-8") for ex in course.load()}

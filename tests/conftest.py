@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import course, simulated
+from grader import simulated
+from grader.catalog import course
 
 # The tests grade through warm workers of their own, ended when the session ends.
 _DAEMON_DIR = tempfile.mkdtemp(prefix="devcourse-tests-")

@@ -12,7 +12,8 @@ import textwrap
 
 import pytest
 
-from grader import course, runner
+from grader import runner
+from grader.catalog import course
 from grader.workers import judge
 
 EX = dataclasses.replace(course.get("masked_mean"), timeout=6)

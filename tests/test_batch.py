@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import ROOT, batch, course, runner, sandbox
+from grader import ROOT, batch, runner, sandbox
+from grader.catalog import course
 from grader.classroom import answers, source
 
 MM = course.get("masked_mean")

@@ -22,7 +22,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import ROOT, course, settings
+from grader import ROOT, settings
+from grader.catalog import course
 from grader.classroom import blocks, isolation, kernel, report, source
 from tests.test_batch import ATTACK as BATCH_ATTACK
 

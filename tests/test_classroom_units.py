@@ -14,7 +14,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import course, runner, settings
+from grader import runner, settings
+from grader.catalog import course
 from grader.classroom import answers, blocks, engine_grading, generate, kernel, notebook, report, source
 from grader.runner import CheckResult, Grade
 

@@ -14,7 +14,8 @@ import types
 import pytest
 import torch
 
-from grader import audit, course, expect, guard, instruments, integrity, legs, plugin, runner
+from grader import audit, expect, guard, instruments, integrity, legs, plugin, runner
+from grader.catalog import course
 from grader.expect import GradeFailure
 from grader.submission import Submission, SubmissionError, describe_exception, learner_trace, source_of
 

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import ROOT, course, daemon, runner
+from grader import ROOT, daemon, runner
+from grader.catalog import course
 from grader.workers import _stat
 
 NOISE = course.get("noise_batch")

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import ROOT, course, daemon, notebooks
+from grader import ROOT, daemon, notebooks
+from grader.catalog import course
 
 NAME = "noise_batch"  # a fast grader; its submissions are cut to two right and two wrong ones below
 KEPT = ("right_box_muller", "right_empty_normal", "wrong_zeros", "wrong_float64")

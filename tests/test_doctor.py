@@ -14,7 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grader import book_links
+from grader.catalog import book_links
 from grader.doctor import cuda_only, diagnose
 from grader.doctor.findings import KINDS
 

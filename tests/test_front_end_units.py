@@ -11,7 +11,8 @@ import os
 
 import pytest
 
-from grader import course, progress
+from grader import progress
+from grader.catalog import course
 from grader.classroom import blocks
 from grader.progress import DONE, FAILING, NOT_STARTED, SKIPPED, Progress
 from grader.runner import CheckResult

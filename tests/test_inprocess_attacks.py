@@ -12,7 +12,8 @@ import textwrap
 
 import pytest
 
-from grader import course, integrity, runner
+from grader import integrity, runner
+from grader.catalog import course
 
 EX = dataclasses.replace(course.get("masked_mean"), timeout=6)
 WRONG = """

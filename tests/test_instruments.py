@@ -9,7 +9,8 @@ import textwrap
 
 import pytest
 
-from grader import ROOT, course, runner, simulated
+from grader import ROOT, runner, simulated
+from grader.catalog import course
 from grader.runner import CheckResult, Grade
 
 # Each snippet runs inside `with measure(dev) as m:`, with x = torch.randn(4, 3) on dev.
@@ -363,7 +364,7 @@ def test_a_grade_with_nothing_run_is_not_a_pass():
 
 
 def test_a_bug_that_shows_on_accelerators_is_not_passed_by_the_cpu_alone():
-    from grader import course
+    from grader.catalog import course
 
     ex = course.get("masked_mean")
     results = [CheckResult("test_x", "cpu", "passed"), CheckResult("test_x", "sim:0", "skipped", "cannot run")]
@@ -376,7 +377,8 @@ def test_a_bug_that_shows_on_accelerators_is_not_passed_by_the_cpu_alone():
 def test_no_round_trips_names_what_it_counted(tmp_path):
     """A masked_mean that copies its inputs to the CPU and back passes every value check; the round-trip
     check alone refuses it, on every accelerator (simulated or real), saying what it counted."""
-    from grader import course, runner
+    from grader import runner
+    from grader.catalog import course
 
     f = tmp_path / "round_trip.py"
     f.write_text(textwrap.dedent("""

@@ -7,7 +7,8 @@ import textwrap
 
 import pytest
 
-from grader import course, integrity, runner
+from grader import integrity, runner
+from grader.catalog import course
 
 EX = dataclasses.replace(course.get("masked_mean"), timeout=4)
 # A correct body, so that only the trick can make a submission fail.

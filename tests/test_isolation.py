@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import ROOT, course, daemon, report, runner, sandbox, workers
+from grader import ROOT, daemon, report, runner, sandbox, workers
+from grader.catalog import course
 
 EX = dataclasses.replace(course.get("masked_mean"), timeout=10)
 # A correct body: only the attack can make a submission fail.

@@ -9,7 +9,8 @@ import json
 import nbformat
 from nbclient import NotebookClient
 
-from grader import ROOT, course, notebooks
+from grader import ROOT, notebooks
+from grader.catalog import course
 from grader.authoring import derived
 from tests.learner import learner_env, make_course_copy
 

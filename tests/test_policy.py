@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import course, integrity, policy, runner
+from grader import integrity, policy, runner
+from grader.catalog import course
 
 ROOT = Path(__file__).resolve().parents[1]
 

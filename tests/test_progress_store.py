@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from grader import course
+from grader.catalog import course
 from grader.progress import DONE, FAILING, NOT_STARTED, SKIPPED, Progress
 
 EXERCISES = course.load()
@@ -40,7 +40,7 @@ def test_three_processes_writing_at_once_lose_nothing(path):
     writers = [python(f"""
         import os, time
         from pathlib import Path
-        from grader import course
+        from grader.catalog import course
         from grader.progress import Progress, NOTEBOOK
         exercises = course.load()[{i}::3][:{MINE}]
         while not Path({str(go)!r}).exists():
@@ -73,7 +73,8 @@ def test_a_writer_killed_mid_write_loses_nothing_and_blocks_nobody(path):
     writer = python(f"""
         import os, time
         from pathlib import Path
-        from grader import course, progress
+        from grader import progress
+        from grader.catalog import course
         def stall(*_):
             Path({str(ready)!r}).touch()
             time.sleep(600)

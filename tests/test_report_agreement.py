@@ -13,7 +13,8 @@ import re
 
 import pytest
 
-from grader import course, report, runner
+from grader import report, runner
+from grader.catalog import course
 from grader.classroom import blocks
 from grader.classroom import report as classroom_report
 from tests import report_parsing as parse

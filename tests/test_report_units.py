@@ -10,7 +10,8 @@ import dataclasses
 import pytest
 from rich.console import Console
 
-from grader import course, report
+from grader import report
+from grader.catalog import course
 from grader.progress import Progress
 from grader.runner import SIMULATOR_LIMIT, CheckResult, Grade
 
@@ -375,7 +376,7 @@ def test_the_machine_note_is_printed_only_when_there_is_one():
 
 
 def test_a_hint_ends_with_the_section_that_explains_it():
-    from grader import book_links
+    from grader.catalog import book_links
 
     explained = book_links.explained_line(MM)
     assert explained and explained in str(report.hint_text(MM, 1))

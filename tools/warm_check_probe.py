@@ -36,7 +36,8 @@ with open(f"{out}/train_anywhere.json", "w") as f:
 # the same job without the daemon: a worker's pytest run in this process's fork, timed by phase
 code = r'''
 import os, sys, time, torch
-from grader import workers, course
+from grader import workers
+from grader.catalog import course
 t = time.perf_counter(); workers._prepare("real"); workers._warm_up(); print("prep", round(time.perf_counter() - t, 3))
 ex = course.get(sys.argv[1])
 for spec in ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]:

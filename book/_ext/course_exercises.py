@@ -17,7 +17,8 @@ from __future__ import annotations
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
-from grader import book_links, course, notebooks
+from grader import notebooks
+from grader.catalog import book_links, course
 
 #: An estimate for the overview: a 1-point exercise takes about this long, a 3-point one three times as long.
 MINUTES_PER_POINT = 12
@@ -66,7 +67,7 @@ class CourseExercises(SphinxDirective):
             para += nodes.Text(". Check it: ")
             para += nodes.literal(text=f"devcourse check {ex.name}")
             para += nodes.Text(".")
-            if ex.explained_in:  # the same section that the exercise's hints end with (grader.book_links)
+            if ex.explained_in:  # the same section that the exercise's hints end with (grader.catalog.book_links)
                 para += nodes.Text(" Explained in: ")
                 para += nodes.reference("", book_links.section_title(ex),
                                         refuri=book_links.relative_link(ex, chapter))

@@ -37,7 +37,7 @@ def add_parser(sub, func) -> None:
 def run(args, console: Console) -> int:
     # Imported here: `devcourse` builds this command's parser for every command, and these import nbformat,
     # the policy and the grading client, which a learner's commands do without.
-    from grader import course
+    from grader.catalog import course
     from grader.authoring import derived, gpu_tables
 
     if args.repeat < 1:

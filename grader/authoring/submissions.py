@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from grader import course, integrity, legs, runner, simulated
+from grader import integrity, legs, runner, simulated
+from grader.catalog import course
 from grader.authoring import Problem
 from grader.authoring.files import SUBMISSIONS, expectation, shown
 

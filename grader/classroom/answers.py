@@ -24,7 +24,8 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from grader import course, runner, settings, targets
+from grader import runner, settings, targets
+from grader.catalog import course
 
 
 def default_jobs() -> int:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from grader.course import Exercise
+from grader.catalog.course import Exercise
 
 ORDER = ("cpu", "accelerator", "copies")
 WEIGHTS = {"cpu": 1, "accelerator": 2, "copies": 1}

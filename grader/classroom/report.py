@@ -52,7 +52,7 @@ def _fallback(console: Console, grade: Grade) -> None:
 def stuck(ex) -> str:
     """Where a learner of the class finds help: the book's section on the bug. An assignment has no hints,
     and `devcourse hint` is a terminal command of the course's own folder, which a class's learner lacks."""
-    from grader import book_links
+    from grader.catalog import book_links
 
     if not ex.explained_in:
         return "the book's chapter on the exercise explains the bug."

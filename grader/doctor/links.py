@@ -1,9 +1,9 @@
-"""The book's section for a kind of finding, as a title and an address (grader.book_links' rules: the
+"""The book's section for a kind of finding, as a title and an address (grader.catalog.book_links' rules: the
 published book where _config.yml names it, else the book built in this clone)."""
 
 from __future__ import annotations
 
-from grader import book_links
+from grader.catalog import book_links
 from grader.doctor.findings import Kind
 
 

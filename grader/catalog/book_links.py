@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 
 from grader import ROOT
-from grader.course import Exercise
+from grader.catalog.course import Exercise
 
 BOOK = ROOT / "book"
 BUILT_BOOK = ROOT / "_build" / "html"

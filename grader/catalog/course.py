@@ -31,7 +31,7 @@ class Exercise:
     legs: tuple[str, ...] = ("cpu", "accelerator")
     broken_on: tuple[str, ...] = ("accelerator",)  # legs on which the shipped exercise must fail
     timeout: int = 20  # seconds per check
-    explained_in: str = ""  # "<book page>#<section anchor>": the section that explains the bug (grader.book_links)
+    explained_in: str = ""  # "<book page>#<section anchor>": the section that explains the bug (grader.catalog.book_links)
     number: int = field(default=0, compare=False)
 
     @property
