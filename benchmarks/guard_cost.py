@@ -1,4 +1,4 @@
-"""What the run-time guard's audit hook (grader/guard.py) costs a check.
+"""What the run-time guard's audit hook (grader/guard/audit_hooks.py) costs a check.
 
 Grades every exercise's reference fix in one process, in-process as a grading worker does (pytest.main with the
 grader's plugin, on the CPU), first once to warm up, then `--rounds` times; in one process the hook is installed
@@ -31,7 +31,8 @@ def _one_process(with_hook: bool, rounds: int) -> dict:
     import pytest
     import pytest_timeout
 
-    from grader import guard, plugin, workers
+    from grader import plugin, workers
+    from grader.guard import audit_hooks as guard
     from grader.catalog import course
 
     if not with_hook:

@@ -11,15 +11,15 @@ exit code), stops what the answer's code left running, and sends the verdict on.
 another of its batch:
 
 * change its memory: each runs in its own process, forked from the batch worker before any learner code, one
-  after the other, in a PID namespace of its own under a keeper (grader.containment): everything it started is
+  after the other, in a PID namespace of its own under a keeper (grader.guard.containment): everything it started is
   killed, and counted against it, before the next one starts;
 * read or write another's files: each confines itself into a Landlock domain of its own, nested in the batch
-  worker's (grader.sandbox), by which it reads only its own answer file and writes only a private folder of its
+  worker's (grader.guard.sandbox), by which it reads only its own answer file and writes only a private folder of its
   own, removed after it; it runs as nobody;
 * reach the batch worker: the batch worker's channel is closed in the answer process before learner code runs,
   the batch worker is not dumpable (its memory and descriptors cannot be opened through /proc by its
   children), and Landlock refuses tracing or signalling a process outside the answer's own domain;
-* use up a limit of the next one: the process limit (grader.integrity.guard_processes) is counted per answer
+* use up a limit of the next one: the process limit (grader.guard.integrity.guard_processes) is counted per answer
   process, and pytest's output capture is started afresh in each.
 
 Where CUDA would start in the batch worker (the real legs on a machine with NVIDIA GPUs), an answer process could
@@ -33,7 +33,8 @@ import gc
 import os
 import secrets
 
-from grader import containment, legs, limits, sandbox
+from grader import legs, limits
+from grader.guard import containment, sandbox
 
 _exit = os._exit
 _fork = getattr(os, "fork", None)
@@ -114,7 +115,8 @@ class BatchLoop:
 def _answer_process(session, submission: str, private, wfd: int, out_fd: int, token: str, exit_code: int,
                     family: str, check: str) -> None:
     """Body of an answer process: start afresh what is per answer, then pytest's own test loop. Never returns."""
-    from grader import integrity, plugin, workers
+    from grader import plugin, workers
+    from grader.guard import integrity
 
     config = session.config
     capture = config.pluginmanager.getplugin("capturemanager")
@@ -131,7 +133,7 @@ def _answer_process(session, submission: str, private, wfd: int, out_fd: int, to
         reset_after_fork()
     workers.fresh_draws()  # each answer draws its own inputs, not the batch worker's
 
-    from grader import guard
+    from grader.guard import audit_hooks as guard
 
     # As the lone worker's send (grader.workers._run): what it needs in defaults, refused to learner code
     def send(record: dict, _token=token, _wfd=wfd, _dumps=workers._dumps, _write=workers._write,

@@ -15,7 +15,8 @@ from typing import NamedTuple
 import pytest
 import torch
 
-from grader import audit, instruments, integrity, learner_values, legs, limits
+from grader import instruments, legs, limits
+from grader.guard import audit, integrity, learner_values
 from grader.instruments import Measurement, measure  # noqa: F401 (graders import them from here)
 from grader.submission import Submission, SubmissionError, describe_exception, exception_text
 

@@ -61,7 +61,8 @@ from dataclasses import dataclass, field
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from grader import integrity, legs
+from grader import legs
+from grader.guard import integrity
 
 aten = torch.ops.aten
 
@@ -96,7 +97,7 @@ _CODE_WIDTH = 72  # characters of a learner's statement quoted in a message
 
 
 _learner_file: list = [None]  # the submission's filename (Submission.filename), set by attribute_to (a list: the
-# baseline holds the grader's globals as they were before learner code ran, grader.integrity)
+# baseline holds the grader's globals as they were before learner code ran, grader.guard.integrity)
 _STACK_DEPTH = 200  # frames walked looking for the learner's: torch's own stack below a learner's line is short
 
 

@@ -4,7 +4,7 @@ Grading mode starts with `--submission FILE`: the `submission` fixture loads the
 or a notebook), every test that takes `device` runs once per leg chosen with `--device`, and every test that
 takes `devices` runs once per pair of devices of one kind (`sim:0`+`sim:1`, `cuda:0`+`cuda:1`). Failures are
 reported in the learner's terms. After every check the plugin verifies that the learner's code left the
-grader, pytest, torch and builtins as they were (grader.integrity). The grading worker (grader.workers)
+grader, pytest, torch and builtins as they were (grader.guard.integrity). The grading worker (grader.workers)
 registers a `ChannelReporter` to receive one record per check. Without `--submission` the plugin does
 nothing, so it is safe in any pytest run."""
 
@@ -20,7 +20,9 @@ from types import MappingProxyType
 
 import pytest
 
-from grader import audit, expect, guard, integrity, limits
+from grader import expect, limits
+from grader.guard import audit, integrity
+from grader.guard import audit_hooks as guard
 from grader import legs as legs_mod
 from grader.expect import GradeFailure
 from grader.submission import Submission, SubmissionError, describe_exception, exception_text, learner_trace
@@ -257,7 +259,7 @@ def pytest_collection_finish(session):
 
 
 #: What the plugin's own hooks use to judge a check, held in their default arguments (below, _hold): pluggy keeps
-#: the hook functions themselves, learner code may neither read nor replace a function's defaults (grader.guard),
+#: the hook functions themselves, learner code may neither read nor replace a function's defaults (grader.guard.audit_hooks),
 #: and a read-only view of a dict is not a global that a submission could set to None or wrap.
 _UNSET = MappingProxyType({})
 

@@ -37,7 +37,7 @@ class Grade:
     submission: Path
     results: list[CheckResult] = field(default_factory=list)
     device: str | None = None  # the --device asked for, if not every leg
-    # How each grading process was confined (grader.sandbox): {"spec", "isolated", "how"}.
+    # How each grading process was confined (grader.guard.sandbox): {"spec", "isolated", "how"}.
     isolation: list[dict] = field(default_factory=list)
 
     @property

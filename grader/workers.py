@@ -43,7 +43,8 @@ import sys
 import time
 from pathlib import Path
 
-from grader import containment, legs, limits, namespaces, sandbox, settings
+from grader import legs, limits, settings
+from grader.guard import containment, namespaces, sandbox
 
 # Taken before any learner code can replace them.
 _exit = os._exit
@@ -88,9 +89,10 @@ def use_fork() -> bool:
 
 #: The grader's modules a worker runs (graders under checks/ are imported fresh by each worker, and the
 #: front ends never run in one): a zygote older than any of them is stale.
-WORKER_MODULES = ("__init__", "plugin", "expect", "instruments", "integrity", "submission", "legs", "limits",
-                  "sandbox", "namespaces", "containment", "workers", "audit", "learner_values", "policy", "course",
-                  "lazy_dynamo", "batch", "settings", "guard")
+WORKER_MODULES = ("__init__", "plugin", "expect", "instruments", "guard/integrity", "submission", "legs", "limits",
+                  "guard/sandbox", "guard/namespaces", "guard/containment", "workers", "guard/audit",
+                  "guard/learner_values", "guard/policy", "catalog/course", "lazy_dynamo", "batch", "settings",
+                  "guard/audit_hooks")
 
 
 def code_digest() -> str:
@@ -133,7 +135,7 @@ _private_dir = None  # where this worker may write, once confined or to be confi
 
 
 def _confine(private_dir) -> None:
-    """Confine this worker (grader.sandbox), while it has one thread where it can: Landlock restricts the calling
+    """Confine this worker (grader.guard.sandbox), while it has one thread where it can: Landlock restricts the calling
     thread and what it starts later, so PyTorch's threads, started afterwards, are confined too."""
     global _isolation, _private_dir
     _isolation = sandbox.confine(private_dir)
@@ -193,10 +195,10 @@ def _run(job: dict, wfd: int, token: str, exit_code: int) -> None:
     os.chdir(job["cwd"])
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # the plugins a grader needs are passed explicitly
 
-    from grader import guard
+    from grader.guard import audit_hooks as guard
 
     # The token, the descriptor and what tells learner code on the stack in defaults, which learner code can
-    # neither read nor replace (grader.guard); called with learner code on the stack (a submission that found
+    # neither read nor replace (grader.guard.audit_hooks); called with learner code on the stack (a submission that found
     # this function through the objects it can reach), it refuses.
     def send(record: dict, _token=token, _wfd=wfd, _dumps=_dumps, _write=_write,
              _learner=guard.private("learner_asks"), _refused=guard.refused_sending) -> None:
@@ -210,7 +212,8 @@ def _run(job: dict, wfd: int, token: str, exit_code: int) -> None:
         import pytest
         import pytest_timeout
 
-        from grader import integrity, plugin
+        from grader import plugin
+        from grader.guard import integrity
 
         if "submissions" not in job:  # a batch worker runs no learner code: each answer process counts its own
             integrity.guard_processes()
@@ -340,7 +343,7 @@ class ForkedWorker:
         self.ofd, owfd = os.pipe()
         jr, self.jw = os.pipe()
         self.private = sandbox.private_folder()  # the worker's only writable folder; removed after its job
-        # Its keeper's pid (grader.containment), or the worker's own where no PID namespace can be made. Not for
+        # Its keeper's pid (grader.guard.containment), or the worker's own where no PID namespace can be made. Not for
         # a worker that will use NVIDIA GPUs: CUDA fails to start (error 304) in a PID namespace whose /proc is the
         # host's (seen on an H200, 2026-12-06); such a grading's report says the namespace is missing.
         if zygote.family == "real" and _has_nvidia_gpus():
@@ -691,7 +694,8 @@ def _prepare_common() -> None:
     import pytest_timeout  # noqa: F401
 
     _import_torch()
-    from grader import expect, instruments, integrity, plugin  # noqa: F401
+    from grader import expect, instruments, plugin  # noqa: F401
+    from grader.guard import integrity  # noqa: F401
     from grader.catalog import course  # noqa: F401
 
     instruments.warm_up()
@@ -893,7 +897,7 @@ def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | 
                 ended = "handed"
                 continue
             conn, _ = server.accept()
-            if sandbox.from_a_grading_process(conn):  # learner code asking to grade or to stop (grader.sandbox)
+            if sandbox.from_a_grading_process(conn):  # learner code asking to grade or to stop (grader.guard.sandbox)
                 conn.close()
                 continue
             kept = False

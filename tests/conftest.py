@@ -35,7 +35,7 @@ def exercises():
 @pytest.fixture
 def shared():
     """A folder submissions may write to and the test reads: grading workers write only to a private folder
-    and /dev/shm (grader/sandbox.py), so it is made in /dev/shm where there is one, writable by every user."""
+    and /dev/shm (grader/guard/sandbox.py), so it is made in /dev/shm where there is one, writable by every user."""
     folder = Path(tempfile.mkdtemp(dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
     os.chmod(folder, 0o777)  # where the suite runs as root, gradings run as nobody
     yield folder

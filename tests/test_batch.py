@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import ROOT, batch, runner, sandbox
+from grader import ROOT, batch, runner
+from grader.guard import sandbox
 from grader.catalog import course
 from grader.classroom import answers, source
 

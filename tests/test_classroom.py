@@ -208,7 +208,7 @@ def scores_in_gradebook(root: Path, learners=None) -> tuple[dict, dict]:
 
 
 def autograde_flags() -> list[str]:
-    """--unisolated only where the engine cannot isolate its workers (before grader.sandbox exists, say)."""
+    """--unisolated only where the engine cannot isolate its workers (before grader.guard.sandbox exists, say)."""
     return [] if isolation.status().available else ["--unisolated"]
 
 

@@ -1,7 +1,7 @@
 """The operating system draws every boundary of a grading (issue 40): a submission reads only what grading needs
-(grader.sandbox's allow-list: not /proc, not solutions/, not a classmate's answer), reaches no network (UDP
+(grader.guard.sandbox's allow-list: not /proc, not solutions/, not a classmate's answer), reaches no network (UDP
 included: a network namespace), runs unprivileged (metadata changes of course files fail), and whatever it starts
-ends with its grading (grader.containment: a PID namespace per grading), counted against that grading alone.
+ends with its grading (grader.guard.containment: a PID namespace per grading), counted against that grading alone.
 Each attack is a real file graded through the real engine, as a learner who has read the source would write it;
 each must fail, and the exercise's solution graded right after must pass."""
 
@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import containment, daemon, namespaces, sandbox
+from grader import daemon
+from grader.guard import containment, namespaces, sandbox
 from tests.test_isolation import EX, ISOLATED, attack, messages, the_solution_still_passes
 
 pytestmark = pytest.mark.skipif(not ISOLATED.available, reason=f"no full confinement here: {ISOLATED.how}")

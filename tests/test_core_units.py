@@ -14,7 +14,9 @@ import types
 import pytest
 import torch
 
-from grader import audit, expect, guard, instruments, integrity, legs, plugin, runner
+from grader import expect, instruments, legs, plugin, runner
+from grader.guard import audit, integrity
+from grader.guard import audit_hooks as guard
 from grader.catalog import course
 from grader.expect import GradeFailure
 from grader.submission import Submission, SubmissionError, describe_exception, learner_trace, source_of
@@ -813,7 +815,7 @@ def test_check_source_message():
     assert str(info.value) == ("f.py was not graded: the grader does not run these constructs (it runs learner code "
                                "inside its own process, so it allows only what it can check):"
                                "\n  line 1: imports pytest: pytest is not among the modules a device fix uses (torch, "
-                               "numpy and a few of the standard library's: see grader/policy.py)"
+                               "numpy and a few of the standard library's: see grader/guard/policy.py)"
                                "\n  line 2: uses eval: it runs code given as a string, which no check has read; a "
                                "device fix never needs it"
                                "\nWrite these lines another way; print() and the error messages are all a device bug "

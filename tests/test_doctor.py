@@ -267,7 +267,7 @@ def test_the_script_reads_the_folder_and_writes_into_a_scratch_copy(tmp_path):
 
 
 def test_writing_outside_is_refused_with_a_reason(tmp_path):
-    from grader import sandbox
+    from grader.guard import sandbox
 
     if not sandbox.status().available:
         pytest.skip(sandbox.status().how)

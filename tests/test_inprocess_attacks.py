@@ -12,7 +12,8 @@ import textwrap
 
 import pytest
 
-from grader import integrity, runner
+from grader import runner
+from grader.guard import integrity
 from grader.catalog import course
 
 EX = dataclasses.replace(course.get("masked_mean"), timeout=6)
@@ -139,10 +140,10 @@ def test_a_heap_walk_through_gc_under_a_plain_name_is_refused(tmp_path):
 
 def test_rebinding_the_baseline_global_and_then_torch_is_found(tmp_path):
     g = grade(tmp_path, reach=True, body="""
-    _set(_modules["grader.integrity"], "base" + "line", None)  # the compare was off with it
+    _set(_modules["grader.guard.integrity"], "base" + "line", None)  # the compare was off with it
     _set(torch, "allclose", lambda *a, **k: True)
     """)
-    text = refused(g, "grader.integrity.baseline")
+    text = refused(g, "grader.guard.integrity.baseline")
     assert "torch.allclose" in text
 
 

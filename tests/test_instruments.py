@@ -281,7 +281,8 @@ def test_the_grader_s_own_wrappers_are_not_tampering_but_the_learner_s_are():
     check must accept them, still see a learner's replacement made meanwhile, and find torch's own after."""
     done = subprocess.run([sys.executable, "-c", textwrap.dedent("""
         import torch
-        from grader import integrity, simulated
+        from grader import simulated
+        from grader.guard import integrity
         from grader.instruments import measure
         simulated.install()
         original = torch.accelerator.synchronize
@@ -304,7 +305,7 @@ def test_a_stand_in_for_an_inherited_method_leaves_it_inherited():
     # simulator defines Tensor.new_tensor itself, so sim legs passed: GPU verdict tables, fourteenth session).
     import torch
 
-    from grader import integrity
+    from grader.guard import integrity
 
     class Base:
         def method(self):

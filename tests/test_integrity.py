@@ -7,7 +7,8 @@ import textwrap
 
 import pytest
 
-from grader import integrity, runner
+from grader import runner
+from grader.guard import integrity
 from grader.catalog import course
 
 EX = dataclasses.replace(course.get("masked_mean"), timeout=4)
@@ -267,7 +268,7 @@ def test_the_baseline_sees_a_replaced_function_a_new_method_and_a_changed_check_
     monkeypatch.setattr(integrity, "scan", lambda *a, **k: [])
     monkeypatch.setattr(integrity.Baseline, "extra", lambda self: None, raising=False)
     monkeypatch.setattr(checks, "helper", max)
-    assert sorted(baseline.changed()) == ["grader.integrity.Baseline.extra", "grader.integrity.scan",
+    assert sorted(baseline.changed()) == ["grader.guard.integrity.Baseline.extra", "grader.guard.integrity.scan",
                                           "the check module test_probe.helper"]
     monkeypatch.undo()
     assert baseline.changed() == []

@@ -1,4 +1,4 @@
-"""A submission runs confined by the operating system (grader.sandbox): it cannot write outside a private
+"""A submission runs confined by the operating system (grader.guard.sandbox): it cannot write outside a private
 temporary folder, open a TCP connection, signal the grader's processes or ask the daemon to grade or stop.
 Each attack is a real file graded through the real engine, written as an attacker with the source would; each
 must fail with a message the learner understands, leave nothing behind, and the exercise's real solution,
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import ROOT, daemon, report, runner, sandbox, workers
+from grader import ROOT, daemon, report, runner, workers
+from grader.guard import sandbox
 from grader.catalog import course
 
 EX = dataclasses.replace(course.get("masked_mean"), timeout=10)
@@ -407,7 +408,7 @@ def test_spawned_workers_are_confined_too(tmp_path, monkeypatch):
 
 @needs_landlock
 def test_a_host_without_namespaces_is_not_fully_isolated_and_says_what_is_missing(monkeypatch):
-    from grader import containment
+    from grader.guard import containment
     from grader.classroom import isolation
 
     monkeypatch.setattr(containment, "probe", lambda: "no namespaces (Operation not permitted)")

@@ -1,4 +1,4 @@
-"""The source policy (grader/policy.py): every fix of the course passes it, and every construct it refuses is
+"""The source policy (grader/guard/policy.py): every fix of the course passes it, and every construct it refuses is
 refused on the line that uses it, however it is spelled. The issue's bypasses are also graded through the
 runner: refused before any of their code runs."""
 
@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import integrity, policy, runner
+from grader import runner
+from grader.guard import integrity, policy
 from grader.catalog import course
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -872,7 +872,7 @@ def test_the_daemon_answers_pings_with_its_code_and_grades_a_right_fix(served, t
     assert {leg for _, leg in outcomes(answer)} == {"cpu"}
     assert all(r["output"] in HELD_RIGHT for r in answer["results"]), [
         r["output"] for r in answer["results"]]
-    from grader import sandbox
+    from grader.guard import sandbox
 
     isolated = sandbox.status().available
     assert answer["isolation"]["isolated"] is isolated
@@ -1051,7 +1051,7 @@ def test_serve_runs_both_families_in_either_mode(monkeypatch, tmp_path):
     calls = []
     monkeypatch.setattr(workers, "_serve_forked", lambda folder, digest: calls.append(("forked", folder, digest)))
     monkeypatch.setattr(workers, "use_fork", lambda: True)
-    # Not this process's network: the daemon's own, made at its start (grader.namespaces).
+    # Not this process's network: the daemon's own, made at its start (grader.guard.namespaces).
     monkeypatch.setattr(workers.namespaces, "leave_network", lambda: calls.append("left the network"))
     folder = tmp_path / "a" / "b"
     workers.serve(folder)

@@ -2,7 +2,7 @@
 
 An answer is an exercise and the program its answer cell holds. The engine (grader.runner, the same one as
 `devcourse check`) grades it in its own worker processes, isolated by the operating system where the host
-allows (grader.sandbox); nothing of the submitted notebook runs anywhere else.
+allows (grader.guard.sandbox); nothing of the submitted notebook runs anywhere else.
 
 Identical programs get identical grades (the checks draw fresh inputs, but tools/determinism.py finds no
 check whose outcome changes between runs), so an answer that several submissions share (an exercise left

@@ -19,7 +19,8 @@ import threading
 import time
 from pathlib import Path
 
-from grader import limits, sandbox
+from grader import limits
+from grader.guard import sandbox
 
 DEFAULT_STEPS = 3  # iterations of each loop: two tell a per-step pattern from a one-off; a third shows growth
 DEFAULT_TIMEOUT = 120.0  # seconds of CPU time

@@ -1,6 +1,6 @@
 """The doctor's own process: `python -m grader.doctor.probe REQUEST.json`, started by grader.doctor.launch.
 
-It confines itself first, as a grading worker does (grader.sandbox: Landlock, while it has one thread; on a
+It confines itself first, as a grading worker does (grader.guard.sandbox: Landlock, while it has one thread; on a
 real GPU right after CUDA started), limits the files it may write (output included) and its host memory
 (grader.limits), makes the simulated accelerator (or uses the real one), then runs the learner's script as
 `python SCRIPT ARGS` would, inside the instruments, each of its loops cut after the iterations asked for. It
@@ -39,7 +39,7 @@ def _limit_host_memory() -> None:
 
 def prepare(request: dict):
     """Confine, limit, and make the device; returns (torch.device, isolation line)."""
-    from grader import sandbox
+    from grader.guard import sandbox
 
     device = request["device"]
     simulated = device.startswith("sim")

@@ -10,7 +10,7 @@ import random
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from grader import audit
+from grader.guard import audit
 from grader.expect import expect_device, fail, measure, running
 
 aten = torch.ops.aten

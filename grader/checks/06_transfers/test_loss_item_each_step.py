@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from grader import audit
+from grader.guard import audit
 from grader.expect import expect_close, fail, measure, running, within
 from grader.instruments import learner_line
 

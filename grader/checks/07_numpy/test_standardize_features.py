@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from grader import audit
+from grader.guard import audit
 from grader.expect import GradeFailure, expect_close, expect_device, fail, running
 from grader.instruments import learner_line
 

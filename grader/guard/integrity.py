@@ -4,7 +4,7 @@ The learner's code runs in the grading process, so it could replace what a check
 helpers, pytest, `torch.allclose`, a builtin), or look for the grader and behave differently there. Three
 layers make the easy ways fail, each with a message that says what was found:
 
-* `scan(source)` reads the submission before it runs and refuses, by construct (grader/policy.py), what a device
+* `scan(source)` reads the submission before it runs and refuses, by construct (grader/guard/policy.py), what a device
   fix never needs: the interpreter's machinery (frames, `sys.modules`, trace hooks, `gc.get_objects`), names built
   at run time, code run from strings, imports outside an allow-list, the simulated accelerator's name.
 * `Baseline` remembers every function and class of the modules the checks use, taken before the submission
@@ -29,7 +29,7 @@ import sys
 import types
 import warnings
 
-from grader import policy
+from grader.guard import policy
 
 #: Modules the checks rely on; their functions and classes must stay as they were.
 GUARDED_PREFIXES = ("grader", "pytest", "_pytest", "pluggy", "pytest_timeout")
@@ -40,7 +40,7 @@ class IntegrityError(Exception):
 
 
 def scan(source: str, filename: str = "<submission>") -> list[str]:
-    """What in the source the source policy (grader/policy.py) refuses, one line each ('line N: what: why')."""
+    """What in the source the source policy (grader/guard/policy.py) refuses, one line each ('line N: what: why')."""
     return [str(f) for f in policy.findings(source, filename)]
 
 
@@ -188,7 +188,7 @@ class Baseline:
 
 
 _MISSING = object()
-#: Globals of the grader that it rebinds itself while it grades: why the grading stopped (grader.audit), set once.
+#: Globals of the grader that it rebinds itself while it grades: why the grading stopped (grader.guard.audit), set once.
 _REBOUND = {"tainted"}
 
 

@@ -424,7 +424,7 @@ class _Policy:
         parts = path.split(".")
         if parts[0] not in ALLOWED_MODULES:
             self.add(node, f"{how} {path}", f"{parts[0]} is not among the modules a device fix uses "
-                     "(torch, numpy and a few of the standard library's: see grader/policy.py)")
+                     "(torch, numpy and a few of the standard library's: see grader/guard/policy.py)")
             return False
         for i in range(1, len(parts) + 1):
             prefix = ".".join(parts[:i])

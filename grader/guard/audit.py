@@ -25,9 +25,11 @@ import threading
 
 import torch
 
+import grader
+
 _STDLIB = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep
 _TORCH = os.path.realpath(os.path.dirname(torch.__file__)) + os.sep
-_GRADER = os.path.realpath(os.path.dirname(__file__)) + os.sep
+_GRADER = os.path.realpath(os.path.dirname(grader.__file__)) + os.sep
 
 
 class ThreadRefused(RuntimeError):
@@ -78,7 +80,7 @@ _started: set[int] = set()  # threads that torch, the grader or the standard lib
 def guard_threads() -> None:
     """From now on, a thread whose start the learner's code asked for raises ThreadRefused instead of starting.
     Threads all start through the `threading` module's one reference to the interpreter's primitive (learner
-    code cannot reach `_thread`: grader.policy refuses underscore modules and attributes)."""
+    code cannot reach `_thread`: grader.guard.policy refuses underscore modules and attributes)."""
     for name in ("_start_joinable_thread", "_start_new_thread"):  # Python 3.13+, before it
         original = getattr(threading, name, None)
         if original is None or getattr(original, "_devcourse_guard", False):

@@ -3,7 +3,7 @@
 Two steps, both irreversible, for the calling process and everything it starts later:
 
 * `confine(private_dir)`, right after the grading process is forked, while it has one thread: a network namespace
-  with nothing up (no TCP, no UDP, no abstract Unix socket of the host: the daemon's, grader.namespaces.
+  with nothing up (no TCP, no UDP, no abstract Unix socket of the host: the daemon's, grader.guard.namespaces.
   leave_network, or else one of its own), and Linux's Landlock security module through `landlockpy`: it may
   write only inside `private_dir` (which becomes its temporary and cache folder), /dev/null, /dev/shm (DataLoader
   workers share tensors and semaphores there) and the NVIDIA device files; where the kernel's Landlock ABI allows
@@ -13,10 +13,10 @@ Two steps, both irreversible, for the calling process and everything it starts l
 * `confine_job(private_dir, readable)`, once its job is known and before learner code runs: a second Landlock
   layer by which it reads only what grading needs (`readable_places`: the interpreter and its environment,
   system libraries, the grader's code; plus the submission, the one check, its private folder): not /proc, not
-  solutions/, not another grading's files. Then, run by root, it becomes `nobody` (grader.namespaces), so that
+  solutions/, not another grading's files. Then, run by root, it becomes `nobody` (grader.guard.namespaces), so that
   changing the mode or times of a course file fails.
 
-Each grading also runs in a PID namespace of its own (grader.containment), made by the process that forks it.
+Each grading also runs in a PID namespace of its own (grader.guard.containment), made by the process that forks it.
 Landlock acts on the calling thread and the threads and processes it starts afterwards (ABI 8's TSYNC, which
 would take the other threads along, is not on most kernels yet): a worker confines itself right after it is
 forked, before CUDA or PyTorch start theirs (grader.workers.ForkedWorker).
@@ -84,7 +84,7 @@ def status() -> Isolation:
         return Isolation(False, f"Landlock is not available on this kernel (Linux {platform.release()}{why}; it "
                                 "needs 5.13 or later with landlock among its security modules, and a container "
                                 "that allows it)")
-    from grader import containment
+    from grader.guard import containment
 
     missing = containment.probe()
     if missing:
@@ -131,7 +131,7 @@ def confine(private_dir: Path | str) -> Isolation:
         return state
     others = _threads() - 1
     missing = []
-    from grader import namespaces
+    from grader.guard import namespaces
 
     try:
         if not namespaces.network_cut():  # the daemon's own (namespaces.leave_network), or one of its own
@@ -161,10 +161,10 @@ _state: dict = {"missing": [], "note": ""}  # what confine() could not do in thi
 def confine_job(private_dir: Path | str, readable, listable=(), drop: bool = True) -> Isolation:
     """Before learner code runs, in a process `confine` confined: from now on it (and all it starts) reads only
     what grading needs (`readable_places`, and the files and folders of `readable`: the submission, the check)
-    and, with `drop`, runs unprivileged (grader.namespaces.drop_privileges; its private folder made its own
+    and, with `drop`, runs unprivileged (grader.guard.namespaces.drop_privileges; its private folder made its own
     first). A batch worker, which starts its answers' PID namespaces and runs no learner code, keeps its
     privileges (drop=False); each answer process drops them. Never raises; the Isolation says what is missing."""
-    from grader import containment, namespaces
+    from grader.guard import containment, namespaces
 
     state = status()
     if not state.available and not state.how.startswith("missing:"):
@@ -301,7 +301,7 @@ def _restrict(private_dir: Path) -> None:
 def from_a_grading_process(conn: socket.socket) -> bool:
     """Whether the peer of a Unix socket connection is a grading process or runs under one: learner code asking a
     daemon to grade or to stop. Told by what the kernel vouches for: the peer's pid and user (SO_PEERCRED) and
-    its namespaces. Every grading process runs in a PID and a network namespace of its own (grader.containment),
+    its namespaces. Every grading process runs in a PID and a network namespace of its own (grader.guard.containment),
     as nobody where the daemon is root; a client in other namespaces than the daemon's, or of another user, is
     refused. Where gradings cannot have namespaces of their own, the peer's ancestors are looked at too (their
     command lines in /proc, which learner code cannot change). False where none of this can be told (macOS)."""
@@ -309,7 +309,7 @@ def from_a_grading_process(conn: socket.socket) -> bool:
         creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     except (OSError, AttributeError):
         return False
-    from grader import namespaces
+    from grader.guard import namespaces
 
     pid, uid, _ = struct.unpack("3i", creds)
     if pid <= 0 or uid != os.geteuid() or not namespaces.same_namespaces(pid):

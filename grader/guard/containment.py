@@ -1,7 +1,7 @@
 """Every process a grading starts ends with it: the grading runs in a PID namespace of its own.
 
 `fork_contained()` is os.fork for a grading process (a worker, a classroom batch's answer process). The process that
-calls it (the *judge*: a handler, a batch worker) unshares a PID namespace (grader.namespaces), itself where it
+calls it (the *judge*: a handler, a batch worker) unshares a PID namespace (grader.guard.namespaces), itself where it
 forks nothing else afterwards (a handler), else in a short-lived intermediate (a batch worker, which forks one
 answer after another: a process unshares a PID namespace once), and forks the namespace's first process, the
 *keeper*; the keeper forks the grading process and ends once it ended:
@@ -26,7 +26,7 @@ import contextlib
 import os
 import signal
 
-from grader import namespaces
+from grader.guard import namespaces
 
 #: In a process forked by fork_contained: whether it runs in a PID namespace of its own.
 CONTAINED = False
@@ -40,7 +40,7 @@ def fork_contained(fork=os.fork, last: bool = False) -> tuple[int, int | None]:
     `last`: the caller forks nothing else afterwards (a handler, which grades one job), so it unshares the PID
     namespace itself and forks the keeper directly, a fork fewer (a namespace is unshared once a process)."""
     global CONTAINED
-    from grader import sandbox
+    from grader.guard import sandbox
 
     if sandbox.turned_off():  # DEVCOURSE_ISOLATION=off: no confinement at all (debugging the grader)
         child = fork()

@@ -5,7 +5,7 @@
 * `drop_privileges()`: make this process unprivileged before learner code runs. Run by root (a grading host), it
   becomes `nobody` and keeps one capability, reading any file (CAP_DAC_READ_SEARCH), so that the Python
   environment under a root-only folder (/root/.pyenv) stays readable: what it may read is bounded by Landlock's
-  allow-list (grader.sandbox), and it owns no file of the course, so changing a file's mode, owner or times fails.
+  allow-list (grader.guard.sandbox), and it owns no file of the course, so changing a file's mode, owner or times fails.
   Run by anyone else, it drops every capability (those a user namespace of its own gave it).
 """
 
@@ -102,7 +102,7 @@ def leave_network() -> None:
     """For a daemon, at its start (one thread): record its clients' namespaces, then enter a network namespace of
     its own, which every grading process forked from it shares. It has no interface up, so no grading reaches
     any network, another grading or the host by it; one for the daemon costs what one per grading would (about
-    12 ms, and the kernel's teardown) once. Where it cannot, each grading makes its own (grader.sandbox)."""
+    12 ms, and the kernel's teardown) once. Where it cannot, each grading makes its own (grader.guard.sandbox)."""
     CLIENTS.update(_own())
     try:
         new_namespaces(CLONE_NEWNET)

@@ -1,6 +1,6 @@
 """What learner code may not do at run time, whoever does it on its behalf (PEP 578 audit hooks).
 
-The source policy (grader.policy) reads the submission's text; some text it cannot read still becomes code when
+The source policy (grader.guard.policy) reads the submission's text; some text it cannot read still becomes code when
 the file runs: a pickle names any function to call (`torch.load(weights_only=False)`, `numpy.load(allow_pickle=
 True)`, `ForkingPickler.loads`), and `typing.get_type_hints` (which `functools.singledispatch` calls) evaluates a
 string annotation. And some routes to the grader's memory have names the policy cannot tell from harmless ones
@@ -21,7 +21,7 @@ code made at run time), what no fix needs:
 Torch's own code generation (torch.compile: dynamo's bytecode, inductor's modules and compilers) asks from
 torch's frames and goes on. Each refusal raises `Refused` where it happened and is kept in `refusals`: the
 plugin fails the check that made it even if the learner's code caught the exception. Audit hooks are not a
-sandbox on their own (native code raises no events); they stand behind the policy and the OS (grader.sandbox).
+sandbox on their own (native code raises no events); they stand behind the policy and the OS (grader.guard.sandbox).
 """
 
 from __future__ import annotations
@@ -36,12 +36,14 @@ import types
 
 import torch
 
+import grader
+
 _STDLIB = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep
 _INSTALLED = tuple(dict.fromkeys(os.path.realpath(p) + os.sep for p in (
     sys.prefix, sys.base_prefix, sys.exec_prefix, sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"],
     *site.getsitepackages(), site.getusersitepackages(), os.path.dirname(torch.__file__),
-    os.path.dirname(os.path.abspath(__file__)))))
-_GRADER = os.path.realpath(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    os.path.dirname(os.path.abspath(grader.__file__)))))
+_GRADER = os.path.realpath(os.path.dirname(os.path.abspath(grader.__file__))) + os.sep
 _CHECKS = _GRADER + "checks" + os.sep
 
 
@@ -78,7 +80,7 @@ def _kind(filename: str) -> str:
 
 
 def _installed(filename: str) -> bool:
-    """A file of the Python environment or the grader (which a grading process cannot write: grader.sandbox)."""
+    """A file of the Python environment or the grader (which a grading process cannot write: grader.guard.sandbox)."""
     return _kind(filename) != _LEARNER and os.path.isabs(filename)
 
 
@@ -365,7 +367,7 @@ def sealed_copy(namespace: dict, names) -> dict:
     """A private copy of a module's globals in which the functions `names` are copies bound to that copy: code that
     reaches the module (a module under a plain name) and rebinds a helper, poisons a cache or clears a table
     changes the module, not what the copies call. The copies are handed out only where learner code cannot read
-    them (the audit hook, which nothing lists; a function's defaults, which grader.guard refuses to learner code):
+    them (the audit hook, which nothing lists; a function's defaults, which grader.guard.audit_hooks refuses to learner code):
     a copy's __globals__ is the private namespace."""
     private = dict(namespace)
     for name in names:
