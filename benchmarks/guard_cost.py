@@ -31,7 +31,7 @@ def _one_process(with_hook: bool, rounds: int) -> dict:
     import pytest
     import pytest_timeout
 
-    from grader import plugin, workers
+    from grader.engine import plugin, workers
     from grader.guard import audit_hooks as guard
     from grader.catalog import course
 

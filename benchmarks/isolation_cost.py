@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from grader import daemon, runner  # noqa: E402
+from grader.engine import daemon, runner  # noqa: E402
 from grader.guard import sandbox  # noqa: E402
 from grader.catalog import course  # noqa: E402
 

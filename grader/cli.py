@@ -28,7 +28,8 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
-from grader import daemon, milestones, report, targets, workspace
+from grader import milestones, report, targets, workspace
+from grader.engine import daemon
 from grader.catalog import course
 from grader.classroom import cli as classroom_cli
 from grader.progress import FILE, NOTEBOOK, Progress

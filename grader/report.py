@@ -19,7 +19,7 @@ from rich.text import Text
 
 from grader import workspace
 from grader.catalog import book_links, course
-from grader.runner import CheckResult, Grade
+from grader.engine.runner import CheckResult, Grade
 
 PROCESS_CHECK = "(grader process)"
 

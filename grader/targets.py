@@ -10,7 +10,8 @@ import dataclasses
 import json
 from pathlib import Path
 
-from grader import daemon, legs, runner, workspace
+from grader import workspace
+from grader.engine import daemon, legs, runner
 from grader.catalog import course
 from grader.progress import Progress
 

@@ -18,7 +18,7 @@ os.environ.setdefault("DEVCOURSE_STATE_DIR", tempfile.mkdtemp(prefix="devcourse-
 @pytest.fixture(scope="session", autouse=True)
 def _grading_daemon():
     yield
-    from grader import daemon
+    from grader.engine import daemon
 
     daemon.stop()
 

@@ -1,6 +1,6 @@
 """Attacks on the grade by a learner who has read the grader's source (grader/INTEGRITY.md's threat model).
 
-Each test grades a real file through the real engine (grader.runner, warm workers): the trick must not pass,
+Each test grades a real file through the real engine (grader.engine.runner, warm workers): the trick must not pass,
 must say what was found, and the next grading must be unaffected. The same attacks are tried with the bug
 still there (a wrong body), since that is what a forger wants to pass. Layers: the judge (every check reports
 once), skips, what learner code leaves behind (grader.guard.audit), threads, returned values (grader.guard.learner_values),
@@ -12,9 +12,9 @@ import textwrap
 
 import pytest
 
-from grader import runner
+from grader.engine import runner
 from grader.catalog import course
-from grader.workers import judge
+from grader.engine.workers import judge
 
 EX = dataclasses.replace(course.get("masked_mean"), timeout=6)
 # The bug itself: the mean over every position, padding included. A forgery must make this pass.

@@ -14,10 +14,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import runner, settings
+from grader.engine import runner, settings
 from grader.catalog import course
 from grader.classroom import answers, blocks, engine_grading, generate, kernel, notebook, report, source
-from grader.runner import CheckResult, Grade
+from grader.engine.runner import CheckResult, Grade
 
 MM, NB = course.get("masked_mean"), course.get("noise_batch")
 PLAIN = "test_runs_on_the_device_of_its_inputs"  # one of masked_mean's checks that measure no copies
@@ -835,7 +835,7 @@ def _submit(root, student, code):
 def test_autograde_puts_each_submissions_grade_in_the_gradebook_and_regrades_a_resubmission(course_root, monkeypatch, capsys):
     import time
 
-    from grader import daemon
+    from grader.engine import daemon
     from grader.classroom import autograde
 
     ensured = []
@@ -907,7 +907,7 @@ def test_a_cluster_gets_one_task_per_submission_keyed_by_assignment_and_student(
 
     from rich.console import Console
 
-    from grader import daemon
+    from grader.engine import daemon
     from grader.classroom import autograde
 
     tasks = []

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import daemon
+from grader.engine import daemon
 from grader.guard import containment, namespaces, sandbox
 from tests.test_isolation import EX, ISOLATED, attack, messages, the_solution_still_passes
 
@@ -236,7 +236,7 @@ def test_an_unprivileged_grading_process_cannot_change_a_file_it_does_not_own(tm
 def test_in_a_class_an_answer_cannot_read_a_classmates_answer():
     """The classroom writes every answer into one folder (grader.classroom.answers); an answer given the exact path
     of a classmate's (graded in the same batch) cannot read it, and the classmate gets the grade of its own."""
-    from grader import batch
+    from grader.engine import batch
     from grader.catalog import course
     from grader.classroom import answers, source
 

@@ -4,7 +4,8 @@ grader as shipped and every solution passes, on every leg that applies. The rule
 
 import pytest
 
-from grader import ROOT, runner
+from grader import ROOT
+from grader.engine import runner
 from grader.catalog import course
 from grader.authoring import book, files, submissions
 

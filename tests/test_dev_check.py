@@ -1,7 +1,7 @@
 """`devcourse dev check NAME`, the author's one command, run for real (a subprocess of `python -m grader`) in a
 scratch copy of the course: it says "done" for a complete exercise, and for one missing pieces it names each
 piece and the command that fixes it, after regenerating the files made from others. The coin toss below also
-shows that each grading draws afresh (grader.workers.fresh_draws): forks of one grading process used to draw
+shows that each grading draws afresh (grader.engine.workers.fresh_draws): forks of one grading process used to draw
 the same "random" inputs every time."""
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import ROOT, daemon, notebooks
+from grader import ROOT, notebooks
+from grader.engine import daemon
 from grader.catalog import course
 
 NAME = "noise_batch"  # a fast grader; its submissions are cut to two right and two wrong ones below
@@ -123,7 +124,7 @@ def test_a_grading_process_that_failed_once_is_not_taken_for_a_draw():
     check 'changing'; a process failing in every grading is a wrong verdict, said by the verdicts; a check that
     flips is a draw."""
     from grader.authoring import submissions
-    from grader.runner import CheckResult, Grade
+    from grader.engine.runner import CheckResult, Grade
 
     ex = course.get(NAME)
 

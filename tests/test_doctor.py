@@ -502,7 +502,7 @@ def test_a_loop_inside_a_library_is_stopped_at_the_time_limit_too(tmp_path):
 SIGNAL_AT = '''\
 import sys, torch
 from torch.utils._python_dispatch import TorchDispatchMode
-from grader import deferred_stop
+from grader.engine import deferred_stop
 
 
 class TimeUp(BaseException):
@@ -526,7 +526,8 @@ class SignalAt(TorchDispatchMode):
 
 STOPPED_IN_BACKWARD = '''\
 import torch
-from grader import deferred_stop, simulated
+from grader import simulated
+from grader.engine import deferred_stop
 from signal_at import SignalAt, TimeUp
 simulated.install(count=2)
 device = torch.device("sim:1")

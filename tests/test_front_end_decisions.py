@@ -21,7 +21,8 @@ import types
 
 import pytest
 
-from grader import ROOT, daemon, runner, workers
+from grader import ROOT
+from grader.engine import daemon, runner, workers
 from grader.catalog import course
 from grader.classroom import blocks, kernel
 from tests.learner import devcourse, exercise_file, fix, make_course_copy

@@ -15,7 +15,7 @@ from grader import progress
 from grader.catalog import course
 from grader.classroom import blocks
 from grader.progress import DONE, FAILING, NOT_STARTED, SKIPPED, Progress
-from grader.runner import CheckResult
+from grader.engine.runner import CheckResult
 
 EXERCISES = course.load()
 FIRST, SECOND, THIRD = EXERCISES[:3]
@@ -295,7 +295,7 @@ def test_a_verdict_names_each_failed_check_once_or_the_blocks_that_pass():
 
 def test_cost_checks_find_the_helpers_by_name_or_attribute_once_per_file(tmp_path):
     grader = tmp_path / "test_made_up.py"
-    grader.write_text("from grader import expect\nfrom grader.expect import measure\n\n"
+    grader.write_text("from grader.engine import expect\nfrom grader.engine.expect import measure\n\n"
                       "def test_by_attribute():\n    expect.no_round_trips(lambda: 0)\n\n"
                       "def test_by_name():\n    with measure():\n        pass\n\n"
                       "def test_other():\n    expect.fail('x')\n\n"

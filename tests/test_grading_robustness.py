@@ -7,7 +7,7 @@ import textwrap
 import nbformat
 import pytest
 
-from grader import runner
+from grader.engine import runner
 from grader.catalog import course
 
 EX = course.get("masked_mean")

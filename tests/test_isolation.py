@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import ROOT, daemon, report, runner, workers
+from grader import ROOT, report
+from grader.engine import daemon, runner, workers
 from grader.guard import sandbox
 from grader.catalog import course
 
@@ -55,7 +56,7 @@ def the_solution_still_passes(device="cpu"):
     assert g.passed, [r.message for r in g.failures]
     assert g.isolation and not g.unisolated, g.isolation
     # Confined with one thread; on a machine with NVIDIA GPUs the real legs are confined once CUDA has started
-    # (CUDA cannot start confined: grader.workers._confine_soon), which the line says.
+    # (CUDA cannot start confined: grader.engine.workers._confine_soon), which the line says.
     assert all(i["how"] == ISOLATED.how or (GPUS and i["how"].startswith(f"{ISOLATED.how} (") and
                                             "thread(s) started before were not confined" in i["how"])
                for i in g.isolation), g.isolation

@@ -13,7 +13,8 @@ import re
 
 import pytest
 
-from grader import report, runner
+from grader import report
+from grader.engine import runner
 from grader.catalog import course
 from grader.classroom import blocks
 from grader.classroom import report as classroom_report

@@ -13,7 +13,7 @@ from rich.console import Console
 from grader import report
 from grader.catalog import course
 from grader.progress import Progress
-from grader.runner import SIMULATOR_LIMIT, CheckResult, Grade
+from grader.engine.runner import SIMULATOR_LIMIT, CheckResult, Grade
 
 MM = course.get("masked_mean")
 ONE = dataclasses.replace(MM, points=1)

@@ -6,7 +6,8 @@ import subprocess
 import sys
 import textwrap
 
-from grader import ROOT, runner
+from grader import ROOT
+from grader.engine import runner
 from grader.catalog import course
 
 PICK = course.get("pick_device")

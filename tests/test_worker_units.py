@@ -1,4 +1,4 @@
-"""In-process tests of the grading processes' decisions (grader.limits, grader.daemon, grader.workers), for the
+"""In-process tests of the grading processes' decisions (grader.engine.limits, grader.engine.daemon, grader.engine.workers), for the
 mutation report (tools/mutation/modules.tsv; issue 31): each test runs in well under a second, with no daemon of
 its own. The same decisions are met through the real command in tests/test_front_end_decisions.py,
 test_daemon.py and test_grading_robustness.py; these tests pin the values behind them."""
@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import ROOT, daemon, limits, workers
+from grader import ROOT
+from grader.engine import daemon, limits, workers
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -340,7 +341,7 @@ def test_start_replaces_the_daemon_and_marks_it_starting(where, fake, monkeypatc
     assert f.stopped == set(workers.FAMILIES)  # the old one was asked to stop
     assert not any((where / f"{fam}.sock").exists() for fam in workers.FAMILIES)
     (args, kw), = launched
-    assert args == [sys.executable, "-m", "grader.workers", "serve", "--dir", str(where)]
+    assert args == [sys.executable, "-m", "grader.engine.workers", "serve", "--dir", str(where)]
     assert kw["cwd"] == ROOT and kw["start_new_session"] is True and kw["stdin"] == subprocess.DEVNULL
     assert kw["env"]["PYTHONPATH"] == os.pathsep.join([str(ROOT), "/somewhere/else"])
     assert kw["stdout"] is kw["stderr"] and kw["stdout"].name == str(where / "daemon.log")
@@ -541,11 +542,11 @@ def test_the_worker_mode_and_its_settings(monkeypatch):
 
 
 def set_at_import(name: str, told: dict[str, str] | None = None, cores: int | None = None) -> str:
-    """grader.workers.NAME as a fresh process sets it at import, told only `told` of the DEVCOURSE_ settings
+    """grader.engine.workers.NAME as a fresh process sets it at import, told only `told` of the DEVCOURSE_ settings
     (and seeing `cores` cores, if given); else what that process wrote to stderr."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("DEVCOURSE_")}
     seen = f"import os; os.cpu_count = lambda: {cores}\n" if cores else ""
-    script = f"{seen}from grader import workers; print(workers.{name})"
+    script = f"{seen}from grader.engine import workers; print(workers.{name})"
     out = subprocess.run([sys.executable, "-c", script], env={**env, **(told or {})}, capture_output=True, text=True,
                          timeout=120, cwd=ROOT)
     return out.stdout.strip() or out.stderr
@@ -617,8 +618,10 @@ def test_the_code_digest_follows_the_workers_code_and_the_isolation_setting(monk
     monkeypatch.setenv("DEVCOURSE_ISOLATION", "off")
     assert workers.code_digest() != first
     monkeypatch.delenv("DEVCOURSE_ISOLATION")
-    for changed in (Path(workers.__file__).with_name("plugin.py"),
-                    Path(workers.__file__).parent / "simulated" / "tensor.py"):
+    from grader import ROOT
+
+    for changed in (Path(workers.__file__).with_name("plugin.py"), ROOT / "grader" / "guard" / "policy.py",
+                    ROOT / "grader" / "simulated" / "tensor.py"):
         st = changed.stat()
         try:
             os.utime(changed, ns=(st.st_atime_ns, st.st_mtime_ns + 1000))
@@ -745,7 +748,7 @@ def test_collect_reads_records_and_stops_a_check_whose_client_hung_up(monkeypatc
 
 
 # ------------------------------------------------------------------------------------------------ workers: serving
-# The real daemon (grader.workers.serve, fork mode), started in a fresh process as grader.daemon starts it (a
+# The real daemon (grader.engine.workers.serve, fork mode), started in a fresh process as grader.engine.daemon starts it (a
 # fork of this test process would inherit what other tests of this pytest worker did: a simulator already in use
 # cannot be used again in a forked child), grading real jobs with the real graders.
 NOISE = ROOT / "solutions" / "01_tensors" / "noise_batch.py"
@@ -773,7 +776,7 @@ SERVED_MAX_JOBS = 2
 
 
 def start_daemon() -> tuple[Path, int]:
-    """grader.workers.serve (its workers forked from zygotes) in a new process of its own group, once both
+    """grader.engine.workers.serve (its workers forked from zygotes) in a new process of its own group, once both
     families answer: its folder and pid."""
     import tempfile
 
@@ -783,7 +786,7 @@ def start_daemon() -> tuple[Path, int]:
            "DEVCOURSE_MAX_JOBS": str(SERVED_MAX_JOBS)}
     env.pop("PYTEST_CURRENT_TEST", None)
     with open(folder / "daemon.log", "ab") as log:
-        process = subprocess.Popen([sys.executable, "-c", "import sys, pathlib; from grader import workers; "
+        process = subprocess.Popen([sys.executable, "-c", "import sys, pathlib; from grader.engine import workers; "
                                     "workers.serve(pathlib.Path(sys.argv[1]))", str(folder)],
                                    cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                    start_new_session=True)  # its own group: the test ends whatever it left
@@ -1008,7 +1011,7 @@ def test_the_daemon_grades_jobs_at_once_and_a_hung_up_check_does_not_stop_it(ser
 @linux
 def test_a_zygote_grades_at_most_max_jobs_at_once_and_answers_pings_meanwhile(served, tmp_path):
     # A job sent while MAX_JOBS checks run waits for one of them to end; a ping is answered meanwhile (a busy
-    # daemon is not a dead one: grader.daemon.ensure would wait for it, then replace it)
+    # daemon is not a dead one: grader.engine.daemon.ensure would wait for it, then replace it)
     folder, _ = served
     slow = slow_fix(tmp_path, 100)
     clients = []
@@ -1069,13 +1072,13 @@ def test_serve_runs_both_families_in_either_mode(monkeypatch, tmp_path):
     calls.clear()
     workers.serve(folder)
     digest = workers.code_digest()
-    assert calls == [[sys.executable, "-m", "grader.workers", "zygote", "--family", "sim", "--dir", str(folder),
+    assert calls == [[sys.executable, "-m", "grader.engine.workers", "zygote", "--family", "sim", "--dir", str(folder),
                       "--digest", digest],
                      (("real", folder, digest), {"keep": frozenset({4321})}), "sim terminated"]
 
 
 class _Answering:
-    """grader.workers._answer run on a thread of this process, for a zygote that cannot grade (`broken`): what
+    """grader.engine.workers._answer run on a thread of this process, for a zygote that cannot grade (`broken`): what
     it answers, and why it returned."""
 
     def __init__(self, where: Path, broken: str | None, until: int | None = None):
@@ -1204,7 +1207,7 @@ def test_a_stop_ends_the_daemon_and_removes_its_sockets(served, tmp_path):
 def test_a_check_module_that_cannot_be_collected_is_reported_instead_of_the_list():
     from types import SimpleNamespace
 
-    from grader import plugin
+    from grader.engine import plugin
 
     sent = []
     reporter = plugin.ChannelReporter(sent.append)
@@ -1279,7 +1282,7 @@ def test_a_sigterm_during_a_forks_own_hooks_still_ends_the_zygote():
     until the hooks have run. The signal is sent from a hook here, the worst moment."""
     code = textwrap.dedent("""
         import os, signal, sys
-        from grader import workers
+        from grader.engine import workers
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(7))
         os.register_at_fork(after_in_parent=lambda: os.kill(os.getpid(), signal.SIGTERM))
         try:
@@ -1304,7 +1307,7 @@ def test_a_sigterm_while_a_zygote_prepares_ends_it_once_prepared(tmp_path):
     file already removed, until idle). Here the preparation drops every exception itself."""
     code = textwrap.dedent("""
         import os, signal, sys, time, pathlib
-        from grader import workers
+        from grader.engine import workers
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         ready_r, ready_w = os.pipe()
         def preparing(family):
@@ -1388,7 +1391,7 @@ def test_a_zygote_whose_family_cannot_be_prepared_says_why_and_ends_as_asked(tmp
     or when idle (0). Run in a fresh process: a fork of this test process would inherit its threads."""
     code = textwrap.dedent("""
         import json, os, sys, pathlib
-        from grader import daemon, workers
+        from grader.engine import daemon, workers
         def no_simulator(family):
             raise RuntimeError("no simulator here")
         workers._prepare_family = no_simulator
@@ -1416,5 +1419,5 @@ def test_a_zygote_grades_two_jobs_at_once_even_on_one_core_unless_told():
     assert set_at_import("MAX_JOBS", cores=1) == "2"
     assert set_at_import("MAX_JOBS", cores=3) == "3"
     assert set_at_import("MAX_JOBS", {"DEVCOURSE_MAX_JOBS": "1"}, cores=3) == "1"
-    # a value it cannot use is refused by grader.daemon.ensure (tests/test_settings.py); importing never fails
+    # a value it cannot use is refused by grader.engine.daemon.ensure (tests/test_settings.py); importing never fails
     assert set_at_import("MAX_JOBS", {"DEVCOURSE_MAX_JOBS": "four"}, cores=3) == "3"

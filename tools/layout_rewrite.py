@@ -79,8 +79,18 @@ def _from_grader(match: re.Match, moves: dict[str, str]) -> str:
     return "\n".join(lines) + comment
 
 
+#: the same import inside a string of code (`python -c "import sys; from grader import workers; ..."`)
+_INLINE = re.compile(r"from grader import ([A-Za-z_]\w*(?:, *[A-Za-z_]\w*)*)")
+
+
+def _inline(match: re.Match, moves: dict[str, str]) -> str:
+    lines = _from_grader(re.match(_FROM_GRADER, match.group(0)), moves)
+    return "; ".join(lines.split("\n"))
+
+
 def rewrite(text: str, moves: dict[str, str] = MOVES) -> str:
     text = _FROM_GRADER.sub(lambda match: _from_grader(match, moves), text)
+    text = _INLINE.sub(lambda match: _inline(match, moves), text)
     for old, new in sorted(moves.items(), key=lambda kv: -len(kv[0])):
         text = _path(old, new, _dotted(old, new, text))
     return text

@@ -99,7 +99,7 @@ def course_wide(every_page: bool) -> list[Problem]:
 
 def exercise_problems(ex, repeat: int) -> list[Problem]:
     """The exercise's files, book and policy, then its submissions graded `repeat` times and the GPU tables."""
-    from grader import daemon
+    from grader.engine import daemon
     from grader.authoring import book, files, gpu_tables, submissions
 
     found = files.problems(ex) + book.problems(ex) + submissions.refused_by_policy(ex)

@@ -13,7 +13,8 @@ import re
 import tomllib
 from functools import cache
 
-from grader import ROOT, runner
+from grader import ROOT
+from grader.engine import runner
 from grader.catalog import course
 from grader.authoring import Problem
 

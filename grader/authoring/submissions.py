@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from grader import legs, runner, simulated
+from grader import simulated
+from grader.engine import legs, runner
 from grader.guard import integrity
 from grader.catalog import course
 from grader.authoring import Problem
@@ -120,7 +121,7 @@ def changed_outcomes(outcomes: dict[tuple, list[str]], runs: int) -> dict[tuple,
     return {key: seen for key, seen in outcomes.items() if len(set(seen)) > 1 or len(seen) != runs}
 
 
-#: The check a grading process's own failure is reported as (grader.runner, grader.report).
+#: The check a grading process's own failure is reported as (grader.engine.runner, grader.report).
 PROCESS_FAILURE = "(grader process)"
 
 

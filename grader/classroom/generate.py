@@ -19,7 +19,8 @@ from pathlib import Path
 
 import nbformat
 
-from grader import ROOT, runner
+from grader import ROOT
+from grader.engine import runner
 from grader.catalog import course
 from grader.classroom import blocks, notebook, source
 

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from grader.runner import Grade
+from grader.engine.runner import Grade
 
 SHOWN_AS = "the answer cell"
 

@@ -5,7 +5,7 @@ and sends it. Code planted by the learner must not run in between: a trace or pr
 collector callback, a signal handler, a torch mode left on a stack, a lowered recursion limit, or a thread of
 its own could change the result, the report or the channel after the outcome was decided. `Interpreter()` takes
 what the grader itself set up (before the submission is loaded); `changes()` names what differs, and the plugin
-fails the check, then stops the worker, when anything does (grader.plugin).
+fails the check, then stops the worker, when anything does (grader.engine.plugin).
 
 Threads: PyTorch's dispatch modes, which count copies and waits, belong to one thread, so work done on a helper
 thread that the call joins would go uncounted. `guard_threads()` refuses every thread that the learner's code
@@ -130,7 +130,7 @@ def _mode_types_allowed() -> tuple[set, set]:
     which fixes may use."""
     from torch.utils._device import DeviceContext
 
-    from grader import instruments
+    from grader.engine import instruments
 
     return {DeviceContext}, {instruments.CountingMode, *CHECK_MODES}
 
@@ -214,7 +214,7 @@ def _torch_state() -> dict:
 
 
 def _library_code(function) -> bool:
-    """Whether a hook is torch's or the grader's own (grader.expect.forward_passes registers a global one)."""
+    """Whether a hook is torch's or the grader's own (grader.engine.expect.forward_passes registers a global one)."""
     code = getattr(function, "__code__", None) or getattr(getattr(function, "__func__", None), "__code__", None)
     return code is not None and os.path.realpath(code.co_filename).startswith((_TORCH, _GRADER))
 

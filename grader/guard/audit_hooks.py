@@ -15,7 +15,7 @@ code made at run time), what no fix needs:
   torch's modules and optimizers, torch.multiprocessing's rebuild functions), whoever unpickles;
 * walking the heap (`gc.get_objects`, `gc.get_referrers`, `gc.get_referents`), reaching frames (`sys._getframe`,
   `sys._current_frames`, a traceback's, generator's or coroutine's frame) or a function's defaults, where the
-  grader keeps what it must not lose (grader.plugin);
+  grader keeps what it must not lose (grader.engine.plugin);
 * `ctypes`, reading a process's memory through `/proc/PID/mem`, starting programs, trace and audit hooks.
 
 Torch's own code generation (torch.compile: dynamo's bytecode, inductor's modules and compilers) asks from
@@ -173,7 +173,7 @@ def _on_exec(args) -> None:
 
 
 #: Code objects the standard library generated for the learner's code (namedtuple's __new__, a dataclass's
-#: __init__), by id, with the objects kept alive: grader.submission accepts them as the file's own.
+#: __init__), by id, with the objects kept alive: grader.engine.submission accepts them as the file's own.
 generated: dict[int, object] = {}
 #: Code objects a library (torch) made from text for itself and ran: their frames are the library's.
 _library_made: dict[int, object] = {}
@@ -245,7 +245,7 @@ def _on_program(args) -> None:
 
 
 def _on_trace(args) -> None:
-    # The interpreter itself clears a trace function that raised (the grader's CPU-time stop, grader.deferred_stop,
+    # The interpreter itself clears a trace function that raised (the grader's CPU-time stop, grader.engine.deferred_stop,
     # raises from one in the learner's frame), raising this event there: a library's trace function may go.
     current = sys.gettrace()
     if current is not None and not _learners_function(current) and hasattr(current, "__code__"):
@@ -465,10 +465,10 @@ def library_class(klass: type) -> bool:
     return path is None or _kind(path) != _LEARNER
 
 
-#: Where a grading process starts grading (grader.workers._run, grader.batch._answer_process): the frames below
+#: Where a grading process starts grading (grader.engine.workers._run, grader.engine.batch._answer_process): the frames below
 #: are the zygote's, forked, which ran no learner code (a test that serves a daemon has its own frames there).
 _BASE_NAMES = frozenset({"_run", "_answer_process"})  # frozen: the private copy shares these objects
-_BASE_FILES = frozenset({os.path.join(_GRADER, "workers.py"), os.path.join(_GRADER, "batch.py")})
+_BASE_FILES = frozenset({os.path.join(_GRADER, "engine", "workers.py"), os.path.join(_GRADER, "engine", "batch.py")})
 
 
 def learner_on_stack() -> bool:

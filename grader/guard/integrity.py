@@ -253,7 +253,7 @@ def _holds(cell, obj) -> bool:
         return False
 
 
-#: Wrappers the grader itself puts in place while it measures (grader.instruments counts synchronize() calls
+#: Wrappers the grader itself puts in place while it measures (grader.engine.instruments counts synchronize() calls
 #: and the copies of torch.tensor(list)), each around the very object it replaces.
 _GRADER_WRAPPERS: set = set()
 

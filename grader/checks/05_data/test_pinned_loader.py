@@ -11,7 +11,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from grader.guard import audit
-from grader.expect import expect_device, fail, measure, running
+from grader.engine.expect import expect_device, fail, measure, running
 
 aten = torch.ops.aten
 PIN = ("build the DataLoader with pin_memory=True when the data goes to an accelerator, so that its batches "

@@ -21,7 +21,7 @@ kernel on CUDA, a few operations on the simulator, whose device always runs behi
   margin of two, which a right timing never needs and a total (repeats >= 3), milliseconds or
   nanoseconds always exceed (on the accelerator legs).
 
-The function runs with another device than the leg's current (grader.expect.other_device_current), as every
+The function runs with another device than the leg's current (grader.engine.expect.other_device_current), as every
 learner call does: a synchronize() without a device argument waits for that other device, not for the
 products, on both simulated legs and on two GPUs."""
 
@@ -37,7 +37,7 @@ import timeit
 
 import torch
 
-from grader.expect import device_in_real_time, fail, keep_busy, measure, other_device_current, running
+from grader.engine.expect import device_in_real_time, fail, keep_busy, measure, other_device_current, running
 
 FIX = ("on an accelerator `a @ b` only queues the product, so the clock measured launches. Synchronize the device before starting the clock and before stopping it (or time with device "
        "events).")

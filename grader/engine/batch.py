@@ -6,7 +6,7 @@ check module, collecting its checks, and the baseline the plugin takes of them (
 0.3 s on the real legs; benchmarks/results/classroom_autograde.md). A *batch worker* does that once, then, for
 each answer in turn, forks an *answer process* that grades that answer alone and ends. The batch worker itself
 never runs learner code: it judges each answer process from what it can vouch for, exactly as a zygote judges a
-worker (grader.workers: the check list sent before learner code ran, one result per check, the token, the
+worker (grader.engine.workers: the check list sent before learner code ran, one result per check, the token, the
 exit code), stops what the answer's code left running, and sends the verdict on. What one answer cannot do to
 another of its batch:
 
@@ -33,7 +33,7 @@ import gc
 import os
 import secrets
 
-from grader import legs, limits
+from grader.engine import legs, limits
 from grader.guard import containment, sandbox
 
 _exit = os._exit
@@ -43,7 +43,7 @@ _fork = getattr(os, "fork", None)
 def supported(family: str) -> bool:
     """Whether a batch worker of this family may grade answers in forks: fork mode, and no CUDA in the family
     (the simulated family hides the GPUs)."""
-    from grader import workers
+    from grader.engine import workers
 
     return workers.use_fork() and (family == "sim" or not workers._has_nvidia_gpus())
 
@@ -68,7 +68,7 @@ class BatchLoop:
     def pytest_runtestloop(self, session):
         if self.answering or session.testsfailed:
             return None  # in an answer process: pytest's own loop; a check module that failed to import: say so
-        from grader import workers
+        from grader.engine import workers
 
         self.send({"collected": [_check_and_leg(item.nodeid) for item in session.items]})
         judge_here = workers.Zygote(self.family, None, set())  # its _collect and _stop_leftovers; a subreaper
@@ -79,7 +79,7 @@ class BatchLoop:
         return True
 
     def _grade_one(self, session, judge_here, submission: str, index: int) -> dict:
-        from grader import workers
+        from grader.engine import workers
 
         token, exit_code = secrets.token_hex(16), 64 + secrets.randbelow(60)
         rfd, wfd = os.pipe()
@@ -115,7 +115,7 @@ class BatchLoop:
 def _answer_process(session, submission: str, private, wfd: int, out_fd: int, token: str, exit_code: int,
                     family: str, check: str) -> None:
     """Body of an answer process: start afresh what is per answer, then pytest's own test loop. Never returns."""
-    from grader import plugin, workers
+    from grader.engine import plugin, workers
     from grader.guard import integrity
 
     config = session.config
@@ -135,7 +135,7 @@ def _answer_process(session, submission: str, private, wfd: int, out_fd: int, to
 
     from grader.guard import audit_hooks as guard
 
-    # As the lone worker's send (grader.workers._run): what it needs in defaults, refused to learner code
+    # As the lone worker's send (grader.engine.workers._run): what it needs in defaults, refused to learner code
     def send(record: dict, _token=token, _wfd=wfd, _dumps=workers._dumps, _write=workers._write,
              _learner=guard.private("learner_asks"), _refused=guard.refused_sending) -> None:
         if _learner():
@@ -160,7 +160,7 @@ def _answer_process(session, submission: str, private, wfd: int, out_fd: int, to
 
 
 def _check_and_leg(nodeid: str):
-    from grader.plugin import _check_and_leg as split
+    from grader.engine.plugin import _check_and_leg as split
 
     return split(nodeid)
 

@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from grader import legs
+from grader.engine import legs
 from grader.guard import integrity
 
 aten = torch.ops.aten
@@ -103,7 +103,7 @@ _STACK_DEPTH = 200  # frames walked looking for the learner's: torch's own stack
 
 def attribute_to(filename: str | None) -> None:
     """Attribute each counted event to the innermost statement of `filename` on the stack (None: to none).
-    Set once per grading worker, which serves one submission (grader.plugin)."""
+    Set once per grading worker, which serves one submission (grader.engine.plugin)."""
     _learner_file[0] = filename
 
 

@@ -1,7 +1,7 @@
 """Grade one submission: run its hidden grader over every applicable device leg and collect the results.
 
 The real legs (the CPU, every GPU, MPS) are graded by one warm worker, the simulated accelerator's two
-devices by another, both at once (grader.workers, reached through grader.daemon). A crash, a hang or a trick
+devices by another, both at once (grader.engine.workers, reached through grader.engine.daemon). A crash, a hang or a trick
 of the learner's code becomes a failed check with an explanation, never an exception here."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import daemon, legs, limits
+from grader.engine import daemon, legs, limits
 from grader.catalog.course import Exercise
 
 
-SIMULATOR_LIMIT = "the simulated accelerator cannot run"  # how grader.expect.running words such a skip
+SIMULATOR_LIMIT = "the simulated accelerator cannot run"  # how grader.engine.expect.running words such a skip
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class CheckResult:
     # The learner's own frames behind a failure, outermost first: (line, function, source line); a line of
     # None marks frames left out. Shown under the message by the front ends (grader.report).
     trace: tuple[tuple[int | None, str, str], ...] = ()
-    output: str = ""  # what the learner's code printed during the check (its end: grader.limits.output_tail)
+    output: str = ""  # what the learner's code printed during the check (its end: grader.engine.limits.output_tail)
 
 
 @dataclass
@@ -141,9 +141,9 @@ def _grade(exercise: Exercise, submission: Path, device: str | None = None) -> G
 
 def grade_many(exercise: Exercise, submissions: list[Path]) -> list[Grade]:
     """Grade several submissions of one exercise on every leg, as grade() grades each: where the host allows
-    (grader.batch.supported), one worker per leg family collects the checks once and grades each submission in
+    (grader.engine.batch.supported), one worker per leg family collects the checks once and grades each submission in
     a process of its own; elsewhere, or for a submission its batch did not report, one grading each."""
-    from grader import batch
+    from grader.engine import batch
 
     submissions = [Path(s).resolve() for s in submissions]
     specs = process_specs(exercise)

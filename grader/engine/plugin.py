@@ -4,7 +4,7 @@ Grading mode starts with `--submission FILE`: the `submission` fixture loads the
 or a notebook), every test that takes `device` runs once per leg chosen with `--device`, and every test that
 takes `devices` runs once per pair of devices of one kind (`sim:0`+`sim:1`, `cuda:0`+`cuda:1`). Failures are
 reported in the learner's terms. After every check the plugin verifies that the learner's code left the
-grader, pytest, torch and builtins as they were (grader.guard.integrity). The grading worker (grader.workers)
+grader, pytest, torch and builtins as they were (grader.guard.integrity). The grading worker (grader.engine.workers)
 registers a `ChannelReporter` to receive one record per check. Without `--submission` the plugin does
 nothing, so it is safe in any pytest run."""
 
@@ -20,12 +20,13 @@ from types import MappingProxyType
 
 import pytest
 
-from grader import expect, limits
+import grader
+from grader.engine import expect, limits
 from grader.guard import audit, integrity
 from grader.guard import audit_hooks as guard
-from grader import legs as legs_mod
-from grader.expect import GradeFailure
-from grader.submission import Submission, SubmissionError, describe_exception, exception_text, learner_trace
+from grader.engine import legs as legs_mod
+from grader.engine.expect import GradeFailure
+from grader.engine.submission import Submission, SubmissionError, describe_exception, exception_text, learner_trace
 
 _exit = os._exit  # taken before any learner code runs
 #: Skips the grader itself raised during the current check; any other skip (pytest's Skipped or
@@ -139,7 +140,7 @@ def submission(request) -> Submission:
         loaded = Submission(Path(path), display_name=request.config.getoption("submission"))
     except SubmissionError as exc:
         pytest.fail(str(exc), pytrace=False)
-    from grader import instruments
+    from grader.engine import instruments
 
     instruments.attribute_to(loaded.filename)  # what the checks count is told at the learner's lines
     _submission_file[0] = loaded.filename
@@ -154,8 +155,8 @@ def _timed_out(excinfo) -> bool:
 def _cpu_alarm(signum, frame):
     # Raised at the next line of the learner's code or the check's, not where the signal landed: inside the
     # simulator under the autograd engine that ended the worker ("terminate called without an active exception"),
-    # in a finalizer it was dropped (grader.deferred_stop).
-    from grader import deferred_stop
+    # in a finalizer it was dropped (grader.engine.deferred_stop).
+    from grader.engine import deferred_stop
 
     message = f"Timeout: more than {_cpu_limit[0]:g} s of CPU time"
     deferred_stop.raise_at_next_line(lambda: pytest.fail.Exception(message, pytrace=False), _checked_code, frame,
@@ -168,7 +169,7 @@ def _checked_code(filename: str) -> bool:
 
 
 _submission_file = [None]  # the loaded submission's code's file name
-_CHECKS = str(Path(__file__).resolve().parent / "checks") + os.sep
+_CHECKS = str(Path(grader.__file__).resolve().parent / "checks") + os.sep
 
 
 _cpu_limit = [0.0]
@@ -203,7 +204,7 @@ _TIMERS = hasattr(signal, "setitimer")  # not on Windows
 
 
 def _arm_cpu_limit(config) -> None:
-    """Each check may spend --cpu-timeout seconds of CPU time (grader.limits says why CPU and not the clock)."""
+    """Each check may spend --cpu-timeout seconds of CPU time (grader.engine.limits says why CPU and not the clock)."""
     _check_started[:] = time.monotonic(), time.process_time()
     seconds = config.getoption("cpu_timeout", None)
     if seconds and _TIMERS:
@@ -245,7 +246,7 @@ def pytest_runtest_teardown(item):
 def pytest_collection_finish(session):
     # Taken once the grader is imported and before the learner's code is loaded.
     if _grading(session.config):
-        from grader import instruments
+        from grader.engine import instruments
 
         instruments.warm_up()
         for item in session.items:
@@ -277,7 +278,7 @@ def _hold(*, _learner=None, **state) -> None:
         hook.__defaults__ = (MappingProxyType(held),)
 
 
-_REPLACED = "(pytest's report of this failure is replaced by the grader's message: grader.plugin)"
+_REPLACED = "(pytest's report of this failure is replaced by the grader's message: grader.engine.plugin)"
 
 
 def _skip_pytest_failure_repr(item) -> None:
@@ -380,7 +381,7 @@ def pytest_runtest_makereport(item, call, _held=_UNSET):
 def _stop_the_timeout_alarm() -> None:
     """The learner's part of the check is over: pytest-timeout's alarm (SIGALRM) must not go off in the grader's
     own hooks, where its exception would end pytest's whole run instead of failing the check. The zygote still
-    stops a worker that overruns (grader.workers)."""
+    stops a worker that overruns (grader.engine.workers)."""
     if _TIMERS:
         signal.setitimer(signal.ITIMER_REAL, 0)
     _disarm_cpu_limit()
@@ -389,7 +390,7 @@ def _stop_the_timeout_alarm() -> None:
 def _disarm_cpu_limit() -> None:
     if _TIMERS:
         signal.setitimer(signal.ITIMER_PROF, 0)
-    from grader import deferred_stop
+    from grader.engine import deferred_stop
 
     deferred_stop.cancel()  # an alarm that went off while the check's own code ran no more lines
 

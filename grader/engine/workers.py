@@ -24,7 +24,7 @@ token the zygote made for this job. The zygote trusts only what it can check: th
 before any learner code ran, one result per check of that list, the token, and an exit code it chose. It
 enforces the time limits, stops every process the learner's code left behind, and answers with the results.
 
-Run as `python -m grader.workers serve --dir DIR` (grader.daemon starts it; it ends after some idle minutes
+Run as `python -m grader.engine.workers serve --dir DIR` (grader.engine.daemon starts it; it ends after some idle minutes
 or on request).
 """
 
@@ -43,7 +43,8 @@ import sys
 import time
 from pathlib import Path
 
-from grader import legs, limits, settings
+import grader
+from grader.engine import legs, limits, settings
 from grader.guard import containment, namespaces, sandbox
 
 # Taken before any learner code can replace them.
@@ -67,7 +68,7 @@ def _fork() -> int:
 
 
 FAMILIES = ("real", "sim")
-IDLE_SECONDS = settings.idle_seconds(lenient=True)  # checked by grader.daemon.ensure
+IDLE_SECONDS = settings.idle_seconds(lenient=True)  # checked by grader.engine.daemon.ensure
 GRACE_SECONDS = 5.0  # after a check's own limit on the clock (limits.wall_limit), before the worker is killed
 OUTPUT_TAIL = 4000  # characters of a worker's own output kept, to explain a grader that could not run
 # Built-in pytest plugins a grading run has no use for (no grader uses their fixtures or options); each costs
@@ -89,10 +90,11 @@ def use_fork() -> bool:
 
 #: The grader's modules a worker runs (graders under checks/ are imported fresh by each worker, and the
 #: front ends never run in one): a zygote older than any of them is stale.
-WORKER_MODULES = ("__init__", "plugin", "expect", "instruments", "guard/integrity", "submission", "legs", "limits",
-                  "guard/sandbox", "guard/namespaces", "guard/containment", "workers", "guard/audit",
-                  "guard/learner_values", "guard/policy", "catalog/course", "lazy_dynamo", "batch", "settings",
-                  "guard/audit_hooks")
+WORKER_MODULES = ("__init__", "engine/__init__", "engine/plugin", "engine/expect", "engine/instruments",
+                  "engine/submission", "engine/legs", "engine/limits", "engine/workers", "engine/lazy_dynamo",
+                  "engine/batch", "engine/settings", "guard/__init__", "guard/integrity", "guard/sandbox",
+                  "guard/namespaces", "guard/containment", "guard/audit", "guard/learner_values", "guard/policy",
+                  "guard/audit_hooks", "catalog/__init__", "catalog/course")
 
 
 def code_digest() -> str:
@@ -100,7 +102,7 @@ def code_digest() -> str:
     (DEVCOURSE_ISOLATION, read by the daemon's processes) changes."""
     import hashlib
 
-    root = Path(__file__).resolve().parent
+    root = Path(grader.__file__).resolve().parent
     files = [root / f"{m}.py" for m in WORKER_MODULES] + sorted((root / "simulated").rglob("*.py"))
     stamp = [sys.executable, sys.version, f"isolation off={sandbox.turned_off()}"]
     stamp += [f"{f}:{f.stat().st_mtime_ns}" for f in files if f.exists()]
@@ -156,7 +158,7 @@ def _confine_soon(private_dir, family: str, gpus_started: bool) -> None:
 
 def _confine_job(job: dict) -> None:
     """Restrict this confined worker's reading to what its job needs, and drop its privileges (a batch worker
-    keeps them, to start each answer's PID namespace: its answer processes drop them; grader.batch)."""
+    keeps them, to start each answer's PID namespace: its answer processes drop them; grader.engine.batch)."""
     global _isolation
     if _isolation is None or _private_dir is None:
         return
@@ -212,7 +214,7 @@ def _run(job: dict, wfd: int, token: str, exit_code: int) -> None:
         import pytest
         import pytest_timeout
 
-        from grader import plugin
+        from grader.engine import plugin
         from grader.guard import integrity
 
         if "submissions" not in job:  # a batch worker runs no learner code: each answer process counts its own
@@ -222,8 +224,8 @@ def _run(job: dict, wfd: int, token: str, exit_code: int) -> None:
         _one_cpu_thread()
         _confine_job(job)
         fresh_draws()
-        if "submissions" in job:  # many answers of one exercise, one collection (grader.batch)
-            from grader import batch
+        if "submissions" in job:  # many answers of one exercise, one collection (grader.engine.batch)
+            from grader.engine import batch
 
             batch.set_not_dumpable()
             family = "sim" if legs.is_simulated(job["spec"]) else "real"
@@ -320,7 +322,7 @@ class Spare:
         self.rfd, self.wfd = os.pipe()
         self.private = sandbox.private_folder()  # the worker's only writable folder; removed after its job
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "grader.workers", "spare", "--family", family, "--fd", str(self.wfd),
+            [sys.executable, "-m", "grader.engine.workers", "spare", "--family", family, "--fd", str(self.wfd),
              "--private", str(self.private)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             pass_fds=(self.wfd,), start_new_session=True, text=True,
@@ -484,14 +486,14 @@ class Zygote:
         leftovers = self._stop_leftovers(pid) + contained
         sandbox.remove(private)  # once nothing of the worker runs
         if "submissions" in job:
-            from grader import batch
+            from grader.engine import batch
 
             return batch.judge_batch(lines, token, stopped, leftovers, output, job)
         return judge(lines, token, exit_code, status, stopped, leftovers, output, job)
 
     @staticmethod
     def silence_limit(job: dict) -> float:
-        """How long a started worker may stay silent: its check's limit on the clock. A batch worker (grader.batch)
+        """How long a started worker may stay silent: its check's limit on the clock. A batch worker (grader.engine.batch)
         reports after each record of its answer processes; between two answers, an answer process may take
         START_LIMIT to start."""
         return limits.wall_limit(float(job["timeout"])) + (START_LIMIT if "submissions" in job else 0)
@@ -694,7 +696,7 @@ def _prepare_common() -> None:
     import pytest_timeout  # noqa: F401
 
     _import_torch()
-    from grader import expect, instruments, plugin  # noqa: F401
+    from grader.engine import expect, instruments, plugin  # noqa: F401
     from grader.guard import integrity  # noqa: F401
     from grader.catalog import course  # noqa: F401
 
@@ -765,7 +767,7 @@ FIRST_JOB_IMPORTS = ("pdb", "faulthandler", "tomllib", "_pytest._argcomplete")
 #: Imported on first use by some learner code. A zygote imports them while its stand-in answers (see
 #: _serve_forked): only a check that needs one and comes in that time waits for it. Rarer first uses are left
 #: to the check that needs them (a notebook submission imports nbformat; code that imports
-#: torch.distributed.tensor, that module; code that compiles, torch._dynamo: see grader.lazy_dynamo): a longer
+#: torch.distributed.tensor, that module; code that compiles, torch._dynamo: see grader.engine.lazy_dynamo): a longer
 #: warm-up would slow the checks made while it runs.
 WARM_UP_IMPORTS = ("numpy.random", "multiprocessing.popen_fork", "multiprocessing.queues",
                    "multiprocessing.synchronize", "torch.utils.data._utils.pin_memory")
@@ -847,7 +849,7 @@ def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | 
     """Answer requests until idle ("idle"), told to stop ("stop"), or `until` (a pipe) is closed ("handed").
     Each job is graded by a handler process of its own (up to MAX_JOBS at once), which answers it; a job that
     comes while MAX_JOBS run waits for one to end, and pings and stops are answered meanwhile (a busy daemon is
-    not a dead one: grader.daemon.ensure would wait for it, then replace it). With `broken` (why this family's
+    not a dead one: grader.engine.daemon.ensure would wait for it, then replace it). With `broken` (why this family's
     grader could not be prepared), every job is answered with that reason. Returns once the jobs taken, waiting
     ones included, are answered."""
     sel = selectors.DefaultSelector()
@@ -941,7 +943,7 @@ def _answer(server: socket.socket, zygote: "Zygote", digest: str, broken: str | 
 
 
 # Jobs a zygote grades at once (each family's): one per core, at least two; DEVCOURSE_MAX_JOBS sets it (a shared hub:
-# grader.settings).
+# grader.engine.settings).
 MAX_JOBS = settings.max_jobs(lenient=True)
 
 
@@ -1010,7 +1012,7 @@ def _serve_forked(folder: Path, digest: str) -> None:
     needs but which take a second, on the other core. It then takes the real socket back from the stand-in
     and forks a second simulated zygote, which inherits the warm-up; the first hands its socket over once the
     second is prepared (closing `handover`, the last writer of its `until` pipe). A stop request
-    (grader.daemon.stop asks the real family first) that reached the stand-in ends everything."""
+    (grader.engine.daemon.stop asks the real family first) that reached the stand-in ends everything."""
     broken = _prepared(_import_torch)
     _become_subreaper()  # the first simulated zygote, the stand-in's child, comes back to us when the stand-in ends
     # Ended by SIGTERM: still remove the sockets on the way out.
@@ -1057,7 +1059,7 @@ def _serve_forked(folder: Path, digest: str) -> None:
 def _import_torch() -> None:
     import torch  # noqa: F401
 
-    from grader import lazy_dynamo
+    from grader.engine import lazy_dynamo
 
     lazy_dynamo.install()  # an optimizer would import torch._dynamo, 1.5 s, in every first check that trains
 
@@ -1069,7 +1071,7 @@ def serve(folder: Path) -> None:
         namespaces.leave_network()  # one network namespace, with none up, for every grading forked from here
         _serve_forked(folder, digest)
     else:
-        sim = subprocess.Popen([sys.executable, "-m", "grader.workers", "zygote", "--family", "sim",
+        sim = subprocess.Popen([sys.executable, "-m", "grader.engine.workers", "zygote", "--family", "sim",
                                 "--dir", str(folder), "--digest", digest])
         try:
             _serve("real", folder, digest, keep=frozenset({sim.pid}))
@@ -1088,7 +1090,7 @@ def _spare_main(family: str, fd: int, private: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m grader.workers")
+    p = argparse.ArgumentParser(prog="python -m grader.engine.workers")
     p.add_argument("role", choices=("serve", "zygote", "spare"))
     p.add_argument("--dir", type=Path)
     p.add_argument("--family", choices=FAMILIES)

@@ -15,10 +15,10 @@ from typing import NamedTuple
 import pytest
 import torch
 
-from grader import instruments, legs, limits
+from grader.engine import instruments, legs, limits
 from grader.guard import audit, integrity, learner_values
-from grader.instruments import Measurement, measure  # noqa: F401 (graders import them from here)
-from grader.submission import Submission, SubmissionError, describe_exception, exception_text
+from grader.engine.instruments import Measurement, measure  # noqa: F401 (graders import them from here)
+from grader.engine.submission import Submission, SubmissionError, describe_exception, exception_text
 
 
 class GradeFailure(AssertionError):
@@ -94,7 +94,7 @@ def running(what: str, submission: Submission,
             raise GradeFailure(f"{what} raised {describe_exception(exc, submission.filename)}") from None
         limit = simulator_limit(exc)
         if limit:  # said in the report; a grade with such a skip is not passed (Grade.passed), on every machine
-            from grader.plugin import skip_leg
+            from grader.engine.plugin import skip_leg
 
             skip_leg(f"the simulated accelerator cannot run {what}: {limit}. Not a fault of your code: please "
                      "report it")
@@ -272,7 +272,7 @@ def no_round_trips(device: torch.device, what: str):
     """Fail if the code inside makes the host wait for the device: a copy to the CPU, a read of a device value
     from Python (`.item()`, `int(t)`, `if t:` ...), a synchronize(), or an operation whose result is sized by
     device data (nonzero, a boolean mask: the host must read the count). Counted by the same instruments on
-    every leg (see grader.instruments), so the CPU, CUDA, MPS and the simulator agree."""
+    every leg (see grader.engine.instruments), so the CPU, CUDA, MPS and the simulator agree."""
     with measure(device) as m:
         yield m
     if m.waits:

@@ -1,4 +1,4 @@
-"""The client side of the warm grading processes (grader.workers): find them, start them, talk to them.
+"""The client side of the warm grading processes (grader.engine.workers): find them, start them, talk to them.
 
 One daemon per course folder. Its sockets live in a private folder (mode 0700) under $XDG_RUNTIME_DIR or the
 temporary directory, named after a hash of the course folder; `DEVCOURSE_DAEMON_DIR` chooses another (the
@@ -20,8 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader import ROOT, settings
-from grader.workers import FAMILIES, _stat, code_digest
+from grader import ROOT
+from grader.engine import settings
+from grader.engine.workers import FAMILIES, _stat, code_digest
 
 START_TIMEOUT = 180.0  # a cold start imports torch twice on a busy machine at worst
 
@@ -75,7 +76,7 @@ def stop(where: Path | None = None) -> bool:
 def ensure(where: Path | None = None, wait: bool = True) -> Path:
     """The folder of a running, up-to-date daemon, started if need be. With wait=False, return as soon as one
     is starting (grader.launch starts it this way before the tool's own imports). A setting the grading
-    processes would fail on is refused here, in the caller's words (grader.settings)."""
+    processes would fail on is refused here, in the caller's words (grader.engine.settings)."""
     try:
         settings.check()
     except settings.SettingError as exc:
@@ -118,7 +119,7 @@ def _start(where: Path, digest: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             (where / f"{fam}.sock").unlink()
     with open(where / "daemon.log", "ab") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "grader.workers", "serve", "--dir", str(where)],
+        proc = subprocess.Popen([sys.executable, "-m", "grader.engine.workers", "serve", "--dir", str(where)],
                                 cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                 start_new_session=True, env={**os.environ, "PYTHONPATH": _pythonpath()})
     (where / "starting").write_text(f"{proc.pid} {digest}")
