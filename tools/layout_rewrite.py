@@ -27,7 +27,7 @@ MOVES = {
         "legs", "limits", "machine", "settings", "deferred_stop", "lazy_dynamo", "instruments", "submission",
         "expect", "plugin", "batch", "workers", "daemon", "runner")},
     **{f"grader.{name}": f"grader.learner.{name}" for name in (
-        "workspace", "progress", "milestones", "targets", "report", "watch", "magics")},
+        "workspace", "progress", "milestones", "targets", "report", "watch")},
     "grader.notebooks": "grader.authoring.notebooks",
 }
 #: the new sub-packages' names, which an old name must not be read into (grader.guard.policy is new)
