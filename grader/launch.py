@@ -26,7 +26,7 @@ def _start_check(args: list[str]) -> None:
     """Begin grading what `devcourse check ARGS` grades, if that is clear without the rest of the tool; grader.cli
     then finds the result waiting (grader.engine.runner.grade_soon). Anything unusual is left to grader.cli."""
     _start_daemon()  # first: on a cold start, its import of torch is what the check waits for
-    from grader import targets, workspace
+    from grader.learner import targets, workspace
     from grader.engine import runner
 
     if workspace.find_course_folder() is None:

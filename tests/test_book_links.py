@@ -1,5 +1,5 @@
 """course.toml's book metadata: every exercise names the section of the book that explains its bug, and that
-section exists; the milestone texts (grader.milestones) cover the book's parts.
+section exists; the milestone texts (grader.learner.milestones) cover the book's parts.
 
 A section's anchor is checked against MyST's own parse of the page (myst-parser's docutils parser gives each
 section the HTML id that the book's Sphinx build writes; _config.yml sets no `myst_heading_anchors`, so no

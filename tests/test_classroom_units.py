@@ -268,7 +268,7 @@ def test_the_cell_metadata_check_validates_once_and_refuses_what_nbgrader_refuse
 
 # ------------------------------------------------------------------------------------ report
 def test_the_self_check_report_is_devcourse_checks_report():
-    from grader import report as shared
+    from grader.learner import report as shared
 
     failing = grade_of(MM, *FAILING[:2], CheckResult(PLAIN, "sim:1", "failed", "result on the CPU, not sim:0",
                                                      trace=((3, "masked_mean", "return x.cpu()"),)))
@@ -321,12 +321,12 @@ def test_the_report_is_110_columns_wide_and_keeps_long_messages_whole(monkeypatc
 
 def test_without_grader_report_the_self_check_falls_back_to_its_own_table(monkeypatch):
     import grader
-    from grader import report as shared
+    from grader.learner import report as shared
 
     monkeypatch.delattr(shared, "print_grade")  # an older learner CLI: no shared renderer
     assert report._shared() is None
     monkeypatch.delattr(grader, "report")
-    monkeypatch.setitem(sys.modules, "grader.report", None)  # no grader.report at all
+    monkeypatch.setitem(sys.modules, "grader.learner.report", None)  # no grader.learner.report at all
     assert report._shared() is None
     assert f"Not yet. Stuck? {report.stuck(MM)}" in report.plain(grade_of(MM, *FAILING))
 

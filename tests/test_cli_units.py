@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import cli, workspace
+from grader import cli
+from grader.learner import workspace
 from grader.engine import daemon
 from grader.catalog import course
-from grader.progress import DONE, FAILING, NOTEBOOK, NOT_STARTED, SKIPPED, Progress
+from grader.learner.progress import DONE, FAILING, NOTEBOOK, NOT_STARTED, SKIPPED, Progress
 from grader.engine.runner import CheckResult, Grade
 from tests.learner import BOX_CHARACTERS, exercise_file, fix, make_course_copy
 

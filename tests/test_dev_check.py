@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import ROOT, notebooks
+from grader import ROOT
+from grader.authoring import notebooks
 from grader.engine import daemon
 from grader.catalog import course
 
@@ -73,8 +74,8 @@ def test_a_complete_exercise_is_done_and_an_incomplete_one_is_named_piece_by_pie
     assert run.returncode == 1, out + run.stderr
     assert "things missing" in out and "done" not in out, out
     nb = notebooks.notebook_name("tensors-and-devices")
-    assert f"Regenerated: wrote notebooks/{nb}  (python -m grader.notebooks)" in out, out
-    assert "Regenerated: wrote grader/shipped_exercises.json  (python -m grader.notebooks)" in out, out
+    assert f"Regenerated: wrote notebooks/{nb}  (python -m grader.authoring.notebooks)" in out, out
+    assert "Regenerated: wrote grader/shipped_exercises.json  (python -m grader.authoring.notebooks)" in out, out
     assert "Regenerated: wrote book/tensors-and-devices.ipynb  (python book/_ext/notebooks.py)" in out, out
     assert "A changed statement." in (folder / "notebooks" / nb).read_text()
     assert "A changed statement." in (folder / "grader" / "shipped_exercises.json").read_text()

@@ -356,7 +356,7 @@ def test_cells_are_joined_line_for_line():
 def test_the_notebook_magic_places_findings_at_their_cell_and_line(tmp_path, monkeypatch):
     from IPython.core.interactiveshell import InteractiveShell
 
-    from grader import report
+    from grader.learner import report
 
     monkeypatch.chdir(tmp_path)
     shell = InteractiveShell.instance()

@@ -1,4 +1,4 @@
-"""The learner's progress (grader.progress) and the classroom's points blocks (grader.classroom.blocks) in
+"""The learner's progress (grader.learner.progress) and the classroom's points blocks (grader.classroom.blocks) in
 process, value by value: what the commands of tests/test_cli.py, test_newcomer.py and the classroom loop of
 test_classroom.py rely on, checked exactly here so that a changed value is seen in a second, not only
 through a subprocess. (Written for the mutation report, issue 31: each test fails on a mutant that survived
@@ -11,10 +11,10 @@ import os
 
 import pytest
 
-from grader import progress
+from grader.learner import progress
 from grader.catalog import course
 from grader.classroom import blocks
-from grader.progress import DONE, FAILING, NOT_STARTED, SKIPPED, Progress
+from grader.learner.progress import DONE, FAILING, NOT_STARTED, SKIPPED, Progress
 from grader.engine.runner import CheckResult
 
 EXERCISES = course.load()

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import ROOT, report
+from grader import ROOT
+from grader.learner import report
 from grader.engine import daemon, runner, workers
 from grader.guard import sandbox
 from grader.catalog import course

@@ -20,7 +20,8 @@ import pexpect
 import pytest
 from nbclient import NotebookClient
 
-from grader import ROOT, notebooks
+from grader import ROOT
+from grader.authoring import notebooks
 from grader.catalog import course
 from tests.learner import DEVCOURSE, devcourse, exercise_file, fix, learner_env, make_course_copy
 

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from grader import report
+from grader.learner import report
 from grader.engine import runner
 from grader.catalog import course
 from grader.classroom import blocks

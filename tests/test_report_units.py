@@ -1,4 +1,4 @@
-"""grader.report in process, value by value: the titles, columns, groups of failures, cells, notes, headlines,
+"""grader.learner.report in process, value by value: the titles, columns, groups of failures, cells, notes, headlines,
 JSON, list and --all tables that `devcourse check`, watch and the notebooks print. tests/test_report_agreement.py
 holds real gradings' output against their --json and exit status; these pin each piece exactly on made-up
 results, so that the mutation run (issue 31) sees a changed value in a second."""
@@ -10,9 +10,9 @@ import dataclasses
 import pytest
 from rich.console import Console
 
-from grader import report
+from grader.learner import report
 from grader.catalog import course
-from grader.progress import Progress
+from grader.learner.progress import Progress
 from grader.engine.runner import SIMULATOR_LIMIT, CheckResult, Grade
 
 MM = course.get("masked_mean")

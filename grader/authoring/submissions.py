@@ -121,7 +121,7 @@ def changed_outcomes(outcomes: dict[tuple, list[str]], runs: int) -> dict[tuple,
     return {key: seen for key, seen in outcomes.items() if len(set(seen)) > 1 or len(seen) != runs}
 
 
-#: The check a grading process's own failure is reported as (grader.engine.runner, grader.report).
+#: The check a grading process's own failure is reported as (grader.engine.runner, grader.learner.report).
 PROCESS_FAILURE = "(grader process)"
 
 

@@ -24,7 +24,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from grader import targets
+from grader.learner import targets
 from grader.engine import runner, settings
 from grader.catalog import course
 

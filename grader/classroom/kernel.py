@@ -120,7 +120,7 @@ def grade(name: str, fresh: bool = False, history: list[str] | None = None):
     """The Grade of the current answer to `name`, cached per answer text. `fresh` (the hidden tests) grades it
     once more instead of reusing the self-check's grade. While nbgrader autogrades, every cell uses the fresh
     grade, so that each answer is graded once per autograding run."""
-    from grader import targets
+    from grader.learner import targets
     from grader.engine import runner, settings
     from grader.catalog import course
 

@@ -10,7 +10,7 @@ import ast
 import re
 from pathlib import Path
 
-from grader import workspace
+from grader.learner import workspace
 from grader.catalog.course import Exercise
 
 ANSWER_MAGIC = "%%answer"

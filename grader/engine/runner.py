@@ -26,7 +26,7 @@ class CheckResult:
     outcome: str  # passed, failed, skipped
     message: str = ""
     # The learner's own frames behind a failure, outermost first: (line, function, source line); a line of
-    # None marks frames left out. Shown under the message by the front ends (grader.report).
+    # None marks frames left out. Shown under the message by the front ends (grader.learner.report).
     trace: tuple[tuple[int | None, str, str], ...] = ()
     output: str = ""  # what the learner's code printed during the check (its end: grader.engine.limits.output_tail)
 

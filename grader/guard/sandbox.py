@@ -151,7 +151,7 @@ def confine(private_dir: Path | str) -> Isolation:
 
 
 def _with_missing(how: str, missing: list[str]) -> Isolation:
-    """What is missing first: the report's one line (grader.report) says it."""
+    """What is missing first: the report's one line (grader.learner.report) says it."""
     return Isolation(not missing, f"missing: {', '.join(missing)}; {how}" if missing else how)
 
 

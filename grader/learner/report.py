@@ -1,6 +1,6 @@
 """How a Grade and the learner's progress look: a rich table in a terminal, plain ASCII text when the output
 is piped (rich's Console knows which: no colour codes, no box-drawing characters then), JSON for editors and
-scripts, HTML for notebooks. The CLI (grader.cli), watch mode (grader.watch) and the notebook magics
+scripts, HTML for notebooks. The CLI (grader.cli), watch mode (grader.learner.watch) and the notebook magics
 (grader.magics) all print through here, so they show the same table and the same messages."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from grader import workspace
+from grader.learner import workspace
 from grader.catalog import book_links, course
 from grader.engine.runner import CheckResult, Grade
 

@@ -6,7 +6,7 @@ that two commands finishing at once do not both say it nor both miss it."""
 from __future__ import annotations
 
 from grader.catalog import book_links, course
-from grader.progress import DONE, Progress
+from grader.learner.progress import DONE, Progress
 
 
 def welcome(prog: Progress) -> str | None:

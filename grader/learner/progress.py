@@ -1,4 +1,4 @@
-"""The learner's progress, kept in `<state folder>/progress.json` (see grader.workspace), so that they can stop
+"""The learner's progress, kept in `<state folder>/progress.json` (see grader.learner.workspace), so that they can stop
 and resume, start anywhere and skip.
 
     {"version": 2, "current": "masked_mean", "welcomed": true, "milestones": ["part:Where tensors live"],
@@ -15,7 +15,7 @@ the other's pass; else `skipped` when the learner skipped it; else `failing` whe
 started`. `status` in the file is that verdict, rewritten on each write for the reader's convenience. `skip`
 never touches a result (a done exercise is not skipped), `devcourse reset` forgets the file route's result.
 `hints` is the highest hint shown, `gave_up` that the learner asked for the solution before passing (its points
-are not counted). `welcomed` and `milestones` record which of grader.milestones' texts were said (each once).
+are not counted). `welcomed` and `milestones` record which of grader.learner.milestones' texts were said (each once).
 `current` is the exercise the learner chose (`start`, watch): it is the next one until it is done or skipped;
 else the next one is the first in course order that is neither done nor skipped.
 
@@ -43,7 +43,7 @@ from typing import TypeVar
 
 import filelock
 
-from grader import workspace
+from grader.learner import workspace
 from grader.catalog import course
 
 VERSION = 2

@@ -20,9 +20,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from grader import milestones, report, targets, workspace
+from grader.learner import milestones, report, targets, workspace
 from grader.catalog import course
-from grader.progress import Progress
+from grader.learner.progress import Progress
 
 KEYS = "h hint · r re-check · n next · s skip · l list · q quit"
 KEYS_PLAIN = "h hint, r re-check, n next, s skip, l list, q quit"
@@ -86,7 +86,7 @@ class Watcher:
         self.ex, self.console, self.manual, self.device, self.timeout = ex, console, manual, device, timeout
         self.prog = Progress.load()
         self.passed = False
-        self.greeting: str | None = None  # the welcome, shown on the first screen (grader.milestones)
+        self.greeting: str | None = None  # the welcome, shown on the first screen (grader.learner.milestones)
         self.generation = 0  # of the latest check started: results of older ones are dropped
         self.pending = False  # the latest check is still running
         self.events: queue.Queue = queue.Queue()
@@ -144,7 +144,7 @@ class Watcher:
             self.footer()
             return
         g = outcome
-        if self.device is None:  # progress comes from full checks only (grader.progress)
+        if self.device is None:  # progress comes from full checks only (grader.learner.progress)
             self.prog.record_check(self.ex, g.passed)
         self.passed = g.passed
         report.print_grade(self.console, g, workspace.shown(file), hint_command="press h for a hint")

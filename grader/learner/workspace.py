@@ -8,10 +8,10 @@
   clone. The learner edits
   `<folder>/exercises/<path>`; graders, solutions and `course.toml` are always the course's own.
 * The **state folder** is `<folder>/.devcourse/` (`DEVCOURSE_STATE_DIR` chooses another): `progress.json`
-  and its lock, `progress.json.lock` (grader.progress), and, from notebooks, the code of each exercise cell (`notebook/<name>.py`). It is in
+  and its lock, `progress.json.lock` (grader.learner.progress), and, from notebooks, the code of each exercise cell (`notebook/<name>.py`). It is in
   `.gitignore`; deleting it starts the course afresh.
 * The **shipped version** of each exercise file, which `devcourse reset` restores, is a copy inside the
-  package (`grader/shipped_exercises.json`), written with the notebooks by `python -m grader.notebooks` and
+  package (`grader/shipped_exercises.json`), written with the notebooks by `python -m grader.authoring.notebooks` and
   kept equal to `exercises/` by tests/test_notebooks.py. Neither git (a learner may commit their own
   changes, or not use git at all) nor a snapshot at first run (the learner may have edited a file before)
   would be reliable, and the copy travels with the package wherever it is installed.
@@ -27,7 +27,7 @@ from pathlib import Path
 from grader import ROOT
 from grader.catalog.course import Exercise
 
-SHIPPED_FILE = Path(__file__).resolve().parent / "shipped_exercises.json"
+SHIPPED_FILE = Path(__file__).resolve().parent.parent / "shipped_exercises.json"  # in grader/
 
 
 CLONE_URL = "https://github.com/device-course/device-course.git"
@@ -109,7 +109,7 @@ def shipped_source(ex: Exercise) -> str:
         return _shipped()[ex.path]
     except (FileNotFoundError, KeyError):
         raise LookupError(f"the package has no shipped copy of exercises/{ex.path}: reinstall the course, or "
-                          "(authors) run python -m grader.notebooks") from None
+                          "(authors) run python -m grader.authoring.notebooks") from None
 
 
 def edited(ex: Exercise) -> bool:

@@ -2,7 +2,7 @@
 `notebooks/<NN>-<chapter>.ipynb` (NN: the number of the chapter's exercises/ folder), plus the package's
 shipped copy of every exercise file (grader/shipped_exercises.json, which `devcourse reset` restores).
 
-    python -m grader.notebooks          # after changing course.toml, an exercise, or a chapter's title
+    python -m grader.authoring.notebooks          # after changing course.toml, an exercise, or a chapter's title
 
 Each notebook: a set-up cell (installs the course's grader when `import grader` fails, as on Colab: a clone
 of the repository put on sys.path, plus the few packages grading needs; then `%load_ext grader.magics`), then
@@ -23,7 +23,8 @@ from pathlib import Path
 
 import nbformat
 
-from grader import ROOT, workspace
+from grader import ROOT
+from grader.learner import workspace
 from grader.catalog import book_links, course
 
 FOLDER = ROOT / "notebooks"

@@ -10,10 +10,10 @@ import dataclasses
 import json
 from pathlib import Path
 
-from grader import workspace
+from grader.learner import workspace
 from grader.engine import daemon, legs, runner
 from grader.catalog import course
-from grader.progress import Progress
+from grader.learner.progress import Progress
 
 
 class UsageError(Exception):
