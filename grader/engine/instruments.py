@@ -62,7 +62,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from grader.engine import legs
-from grader.guard import integrity
+from grader.guard import audit, integrity
 
 aten = torch.ops.aten
 
@@ -428,6 +428,9 @@ class CountingMode(TorchDispatchMode):
             m.data_dependent_lines.append(learner_line())
         if on_device and func not in _NOT_KERNELS and not func.is_view:
             m.kernels += 1
+
+
+audit.CHECK_MODES.add(CountingMode)  # the grader's own mode, entered around learner code
 
 
 def _brings_float64(out, args, device: torch.device) -> bool:

@@ -125,17 +125,15 @@ def _handler_allowed(sig, handler) -> bool:
 
 
 def _mode_types_allowed() -> tuple[set, set]:
-    """The modes the grader itself enters while learner code runs (its counters, and those the hidden checks
-    register in CHECK_MODES), and the one torch enters for `torch.set_default_device` / `with torch.device(...)`,
-    which fixes may use."""
+    """The modes the grader itself enters while learner code runs (registered in CHECK_MODES), and the one torch
+    enters for `torch.set_default_device` / `with torch.device(...)`, which fixes may use."""
     from torch.utils._device import DeviceContext
 
-    from grader.engine import instruments
-
-    return {DeviceContext}, {instruments.CountingMode, *CHECK_MODES}
+    return {DeviceContext}, set(CHECK_MODES)
 
 
-#: Dispatch-mode classes the hidden checks themselves enter (a check module adds its own on import).
+#: Dispatch-mode classes the grader itself enters around learner code: grader.engine.instruments' counting mode
+#: and each hidden check's own (a module adds its own on import), so that this layer need not import them.
 CHECK_MODES: set = set()
 
 
