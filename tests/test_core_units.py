@@ -1162,7 +1162,7 @@ def test_plugin_counts_a_skip_only_when_the_grader_raised_it(run_grader, pyteste
     pytester.makepyfile(test_s="""
         import pytest
 
-        from grader.engine.plugin import skip_leg
+        from grader.engine.expect import skip_leg
 
         def test_limit(submission, device):
             skip_leg("the simulator cannot show this")
