@@ -40,9 +40,9 @@ def fork_contained(fork=os.fork, last: bool = False) -> tuple[int, int | None]:
     `last`: the caller forks nothing else afterwards (a handler, which grades one job), so it unshares the PID
     namespace itself and forks the keeper directly, a fork fewer (a namespace is unshared once a process)."""
     global CONTAINED
-    from grader.guard import sandbox
+    from grader.guard import off_switch
 
-    if sandbox.turned_off():  # DEVCOURSE_ISOLATION=off: no confinement at all (debugging the grader)
+    if off_switch.turned_off():  # DEVCOURSE_ISOLATION=off: no confinement at all (debugging the grader)
         child = fork()
         if child == 0:
             CONTAINED = False

@@ -41,7 +41,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-OFF_VARIABLE = "DEVCOURSE_ISOLATION"  # "off": grade without isolation (to debug the grader)
+from grader.guard.off_switch import OFF_VARIABLE, turned_off  # noqa: F401 (callers ask sandbox.turned_off())
+
 PRIVATE_PREFIX = "devcourse-worker-"
 #: Variables that tell the libraries learner code may use where to write: all point into the private folder.
 WRITABLE_PLACES = ("TMPDIR", "TEMP", "TMP", "XDG_CACHE_HOME", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR",
@@ -56,10 +57,6 @@ GPU_SOCKET_FOLDERS = ("/run/nvidia-persistenced", "/var/run/nvidia-persistenced"
 class Isolation:
     available: bool
     how: str  # one line: what the grading process may do, or why it is not isolated
-
-
-def turned_off() -> bool:
-    return os.environ.get(OFF_VARIABLE, "").strip().lower() == "off"
 
 
 @functools.cache
