@@ -3,8 +3,12 @@ published book where _config.yml names it, else the book built in this clone).""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from grader.catalog import book_links
-from grader.doctor.findings import Kind
+
+if TYPE_CHECKING:  # findings imports this module to link each finding
+    from grader.doctor.findings import Kind
 
 
 def anchor(kind: Kind) -> str:
