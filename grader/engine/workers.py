@@ -94,7 +94,7 @@ WORKER_MODULES = ("__init__", "engine/__init__", "engine/plugin", "engine/expect
                   "engine/submission", "engine/legs", "engine/limits", "engine/workers", "engine/lazy_dynamo",
                   "engine/batch", "engine/settings", "guard/__init__", "guard/integrity", "guard/sandbox",
                   "guard/off_switch", "guard/namespaces", "guard/containment", "guard/audit", "guard/learner_values",
-                  "guard/policy", "guard/audit_hooks", "catalog/__init__", "catalog/course")
+                  "guard/policy", "guard/policy_rules", "guard/audit_hooks", "catalog/__init__", "catalog/course")
 
 
 def code_digest() -> str:
