@@ -90,7 +90,7 @@ def use_fork() -> bool:
 
 #: The grader's modules a worker runs (graders under checks/ are imported fresh by each worker, and the
 #: front ends never run in one): a zygote older than any of them is stale.
-WORKER_MODULES = ("__init__", "engine/__init__", "engine/plugin", "engine/expect", "engine/instruments",
+WORKER_MODULES = ("__init__", "engine/__init__", "engine/plugin", "engine/expect", "engine/instruments", "engine/measurement",
                   "engine/submission", "engine/legs", "engine/limits", "engine/workers", "engine/lazy_dynamo",
                   "engine/batch", "engine/settings", "guard/__init__", "guard/integrity", "guard/sandbox",
                   "guard/off_switch", "guard/namespaces", "guard/containment", "guard/audit", "guard/learner_values",
