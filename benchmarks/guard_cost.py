@@ -31,7 +31,7 @@ def _one_process(with_hook: bool, rounds: int) -> dict:
     import pytest
     import pytest_timeout
 
-    from grader.engine import plugin, workers
+    from grader.engine import grading_process, plugin, workers
     from grader.guard import audit_hooks as guard
     from grader.catalog import course
 
@@ -65,7 +65,7 @@ def _one_process(with_hook: bool, rounds: int) -> dict:
         for ex in exercises:
             job = {"grader": str(ex.grader_file), "submission": str(ex.solution_file), "spec": "cpu",
                    "timeout": ex.timeout}
-            pytest.main(workers._pytest_args(job), plugins=[plugin, pytest_timeout, Count()])
+            pytest.main(grading_process._pytest_args(job), plugins=[plugin, pytest_timeout, Count()])
         return time.process_time() - start, Count.checks
 
     grade_all()  # warm: first imports, torch's first calls

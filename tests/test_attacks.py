@@ -14,7 +14,7 @@ import pytest
 
 from grader.engine import runner
 from grader.catalog import course
-from grader.engine.workers import judge
+from grader.engine.judging import judge
 
 EX = dataclasses.replace(course.get("masked_mean"), timeout=6)
 # The bug itself: the mean over every position, padding included. A forgery must make this pass.

@@ -22,7 +22,7 @@ import pytest
 from grader import ROOT
 from grader.engine import daemon, runner
 from grader.catalog import course
-from grader.engine.workers import _stat
+from grader.engine.judging import _stat
 
 NOISE = course.get("noise_batch")
 FIT = course.get("fit_line")  # its solution steps an optimizer (torch._dynamo's stand-in answers it)
@@ -410,7 +410,7 @@ def test_on_a_gpu_machine_the_next_ready_worker_starts_while_a_check_runs(fresh,
 
 def test_ready_workers_make_cuda_contexts_unless_told_not_to(monkeypatch):
     # Each context holds device memory while the daemon is idle (518 MiB per H100): a shared hub turns it off.
-    from grader.engine.workers import warms_gpus
+    from grader.engine.process_setup import warms_gpus
 
     monkeypatch.delenv("DEVCOURSE_WARM_GPUS", raising=False)
     assert warms_gpus("real") and not warms_gpus("sim")

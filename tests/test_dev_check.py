@@ -1,7 +1,7 @@
 """`devcourse dev check NAME`, the author's one command, run for real (a subprocess of `python -m grader`) in a
 scratch copy of the course: it says "done" for a complete exercise, and for one missing pieces it names each
 piece and the command that fixes it, after regenerating the files made from others. The coin toss below also
-shows that each grading draws afresh (grader.engine.workers.fresh_draws): forks of one grading process used to draw
+shows that each grading draws afresh (grader.engine.process_setup.fresh_draws): forks of one grading process used to draw
 the same "random" inputs every time."""
 
 from __future__ import annotations

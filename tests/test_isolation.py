@@ -18,7 +18,7 @@ import pytest
 
 from grader import ROOT
 from grader.learner import report
-from grader.engine import daemon, runner, workers
+from grader.engine import daemon, process_setup, runner, workers
 from grader.guard import sandbox
 from grader.catalog import course
 
@@ -36,7 +36,7 @@ def _right(x, lengths):
 ISOLATED = sandbox.status()
 needs_landlock = pytest.mark.skipif(not ISOLATED.available, reason=f"no isolation here: {ISOLATED.how}")
 PRIVATE_FOLDER = "grading runs with write access only to a private temporary folder"
-GPUS = workers._has_nvidia_gpus()
+GPUS = process_setup._has_nvidia_gpus()
 
 
 def attack(tmp_path, body: str, device="cpu"):
@@ -57,7 +57,7 @@ def the_solution_still_passes(device="cpu"):
     assert g.passed, [r.message for r in g.failures]
     assert g.isolation and not g.unisolated, g.isolation
     # Confined with one thread; on a machine with NVIDIA GPUs the real legs are confined once CUDA has started
-    # (CUDA cannot start confined: grader.engine.workers._confine_soon), which the line says.
+    # (CUDA cannot start confined: grader.engine.process_setup._confine_soon), which the line says.
     assert all(i["how"] == ISOLATED.how or (GPUS and i["how"].startswith(f"{ISOLATED.how} (") and
                                             "thread(s) started before were not confined" in i["how"])
                for i in g.isolation), g.isolation

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from grader import ROOT
-from grader.engine import daemon, limits, workers
+from grader.engine import daemon, grading_process, judging, limits, process_setup, workers
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -421,7 +421,7 @@ COLLECTED = rec(collected=[["test_a", "cpu"], ["test_b", "cpu"]])
 
 
 def judged(lines, code=70, exit_code=70, stopped=None, leftovers=0, tail="", spec="cpu"):
-    return workers.judge(lines, TOKEN, exit_code, status_of(code) if code is not None else None, stopped,
+    return judging.judge(lines, TOKEN, exit_code, status_of(code) if code is not None else None, stopped,
                          leftovers, tail, {"spec": spec})
 
 
@@ -474,7 +474,7 @@ def test_judge_says_why_the_grader_could_not_run():
     assert from_output["results"][0]["message"] == "the grader could not run: line 4\nline 5\nline 6\nline 7\nline 8"
     assert judged([], code=-9)["results"][0]["message"] == (
         "the grader could not run: it ended before listing its checks")
-    assert workers._last_lines("a\nb\nc", 2) == "b\nc"
+    assert judging._last_lines("a\nb\nc", 2) == "b\nc"
 
 
 def test_judge_names_what_ended_the_run_early():
@@ -529,14 +529,14 @@ def test_judge_counts_the_processes_left_running():
 # ------------------------------------------------------------------------------------------------ workers: the rest
 def test_the_worker_mode_and_its_settings(monkeypatch):
     monkeypatch.setenv("DEVCOURSE_WORKERS", "spawn")
-    assert workers.use_fork() is False
+    assert process_setup.use_fork() is False
     monkeypatch.setenv("DEVCOURSE_WORKERS", "fork")
-    assert workers.use_fork() is True
+    assert process_setup.use_fork() is True
     monkeypatch.setenv("DEVCOURSE_WORKERS", "")
-    assert workers.use_fork() is sys.platform.startswith("linux")
-    monkeypatch.setattr(workers, "_fork", None)
-    assert workers.use_fork() is False
-    assert (workers.GRACE_SECONDS, workers.OUTPUT_TAIL, workers.START_LIMIT, workers.STOP_ALL) == (5.0, 4000, 120.0, 3)
+    assert process_setup.use_fork() is sys.platform.startswith("linux")
+    monkeypatch.setattr(process_setup, "_fork", None)
+    assert process_setup.use_fork() is False
+    assert (judging.GRACE_SECONDS, judging.OUTPUT_TAIL, judging.START_LIMIT, workers.STOP_ALL) == (5.0, 4000, 120.0, 3)
     assert workers.MAX_JOBS == max(2, os.cpu_count() or 2)
     assert set_at_import("IDLE_SECONDS") == "900.0"  # 15 minutes
 
@@ -554,58 +554,58 @@ def set_at_import(name: str, told: dict[str, str] | None = None, cores: int | No
 
 def test_ready_workers_warm_the_gpus_of_the_real_family_unless_told_not_to(monkeypatch):
     monkeypatch.delenv("DEVCOURSE_WARM_GPUS", raising=False)
-    assert workers.warms_gpus("real") and not workers.warms_gpus("sim")
+    assert process_setup.warms_gpus("real") and not process_setup.warms_gpus("sim")
     monkeypatch.setenv("DEVCOURSE_WARM_GPUS", "0")
-    assert not workers.warms_gpus("real")
+    assert not process_setup.warms_gpus("real")
     monkeypatch.setenv("DEVCOURSE_WARM_GPUS", "1")
-    assert workers.warms_gpus("real")
+    assert process_setup.warms_gpus("real")
 
 
 def test_a_worker_confines_itself_at_once_unless_cuda_must_start_first(monkeypatch):
     confined = []
-    monkeypatch.setattr(workers, "_confine", confined.append)
-    monkeypatch.setattr(workers, "_private_dir", None)
-    monkeypatch.setattr(workers, "_has_nvidia_gpus", lambda: True)
+    monkeypatch.setattr(process_setup, "_confine", confined.append)
+    monkeypatch.setattr(process_setup, "_private_dir", None)
+    monkeypatch.setattr(process_setup, "_has_nvidia_gpus", lambda: True)
     workers._confine_soon("p1", "real", gpus_started=False)  # later: _run confines once CUDA has started
-    assert confined == [] and workers._private_dir == "p1"
+    assert confined == [] and process_setup._private_dir == "p1"
     workers._confine_soon("p2", "real", gpus_started=True)
     workers._confine_soon("p3", "sim", gpus_started=False)
-    monkeypatch.setattr(workers, "_has_nvidia_gpus", lambda: False)
+    monkeypatch.setattr(process_setup, "_has_nvidia_gpus", lambda: False)
     workers._confine_soon("p4", "real", gpus_started=False)
     assert confined == ["p2", "p3", "p4"]
     # _run: a worker left unconfined for CUDA is confined there, once; one confined already is not again
     confined.clear()
-    monkeypatch.setattr(workers, "_isolation", None)
-    workers._confine_if_deferred()
-    workers._private_dir = None  # (not deferred: confined at once)
-    workers._confine_if_deferred()
-    workers._private_dir = "p5"
-    monkeypatch.setattr(workers, "_isolation", object())
-    workers._confine_if_deferred()
+    monkeypatch.setattr(process_setup, "_isolation", None)
+    process_setup._confine_if_deferred()
+    process_setup._private_dir = None  # (not deferred: confined at once)
+    process_setup._confine_if_deferred()
+    process_setup._private_dir = "p5"
+    monkeypatch.setattr(process_setup, "_isolation", object())
+    process_setup._confine_if_deferred()
     assert confined == ["p1"]
 
 
 def test_a_spare_on_an_nvidia_machine_confines_itself_once_cuda_has_started(monkeypatch):
     # spawn mode: a spare of the real family has not started CUDA when it begins, so it defers its confinement
     confined = []
-    monkeypatch.setattr(workers, "_confine", confined.append)
-    monkeypatch.setattr(workers, "_private_dir", None)
-    monkeypatch.setattr(workers, "_has_nvidia_gpus", lambda: True)
+    monkeypatch.setattr(process_setup, "_confine", confined.append)
+    monkeypatch.setattr(process_setup, "_private_dir", None)
+    monkeypatch.setattr(process_setup, "_has_nvidia_gpus", lambda: True)
     monkeypatch.setattr(workers, "_prepare", lambda family: None)
     monkeypatch.setattr(workers, "_warm_up", lambda: None)
     monkeypatch.setattr(workers, "_exit", sys.exit)
     monkeypatch.setattr(sys, "stdin", __import__("io").StringIO(""))  # no job comes: the daemon is ending
     with pytest.raises(SystemExit) as ended:
         workers._spare_main("real", -1, "p")
-    assert confined == [] and workers._private_dir == "p" and ended.value.code == 0
+    assert confined == [] and process_setup._private_dir == "p" and ended.value.code == 0
 
 
 def test_the_pytest_arguments_of_a_job():
     job = {"grader": "/g/checks/test_x.py", "submission": "/s/x.py", "spec": "sim", "timeout": 10}
-    args = workers._pytest_args(job)
+    args = grading_process._pytest_args(job)
     assert args[0] == "/g/checks/test_x.py"
-    assert [a for a in args if a.startswith("-pno:")] == [f"-pno:{n}" for n in workers.UNUSED_PYTEST_PLUGINS]
-    rest = args[1 + len(workers.UNUSED_PYTEST_PLUGINS):]
+    assert [a for a in args if a.startswith("-pno:")] == [f"-pno:{n}" for n in grading_process.UNUSED_PYTEST_PLUGINS]
+    rest = args[1 + len(grading_process.UNUSED_PYTEST_PLUGINS):]
     assert rest == ["--assert=plain", "-c", os.devnull, "--rootdir", "/g/checks", "--confcutdir", "/g/checks",
                     "--timeout=60",
                     "--cpu-timeout=10", "--submission", "/s/x.py", "--device", "sim", "-q", "--no-header",
@@ -633,24 +633,24 @@ def test_the_code_digest_follows_the_workers_code_and_the_isolation_setting(monk
 
 @linux
 def test_process_states_children_and_groups():
-    assert workers._stat(os.getpid())[0] in "RS"
-    assert workers._stat(2**22 + 12345) is None
+    assert judging._stat(os.getpid())[0] in "RS"
+    assert judging._stat(2**22 + 12345) is None
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
     try:
-        assert child.pid in workers._children_of(os.getpid())
-        assert workers._live([child.pid, 2**22 + 12345]) == {child.pid}
-        assert workers._live_in_group(child.pid) == {child.pid}
-        assert workers._live_in_group(os.getpgid(0)) >= {os.getpid()}
-        assert child.pid not in workers._live_in_group(os.getpgid(0))
+        assert child.pid in judging._children_of(os.getpid())
+        assert judging._live([child.pid, 2**22 + 12345]) == {child.pid}
+        assert judging._live_in_group(child.pid) == {child.pid}
+        assert judging._live_in_group(os.getpgid(0)) >= {os.getpid()}
+        assert child.pid not in judging._live_in_group(os.getpgid(0))
     finally:
         child.kill()
     os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)
-    assert workers._live([child.pid]) == set() and workers._live_in_group(child.pid) == set()  # a zombie
+    assert judging._live([child.pid]) == set() and judging._live_in_group(child.pid) == set()  # a zombie
     handlers = {child.pid, 1}
     workers._reap(handlers)
-    assert handlers == {1} and workers._stat(child.pid) is None
+    assert handlers == {1} and judging._stat(child.pid) is None
     workers._reap(handlers)  # nothing left to reap: no error
-    assert workers._children_of(2**22 + 12345) == set()
+    assert judging._children_of(2**22 + 12345) == set()
 
 
 def test_prepared_says_why_a_family_cannot_grade(capsys):
@@ -708,7 +708,7 @@ def collected(pid: int, rfd: int, ofd: int):
 
 
 def test_collect_stops_a_worker_that_never_starts_and_keeps_its_output_end(monkeypatch):
-    monkeypatch.setattr(workers, "START_LIMIT", 0.5)
+    monkeypatch.setattr(judging, "START_LIMIT", 0.5)
     rfd, wfd = os.pipe()
     ofd, owfd = os.pipe()
     worker = subprocess.Popen([sys.executable, "-c", "import sys, time; print('x' * 5000 + 'END', flush=True); "
@@ -719,7 +719,7 @@ def test_collect_stops_a_worker_that_never_starts_and_keeps_its_output_end(monke
     assert lines == [] and os.waitstatus_to_exitcode(status) == -signal.SIGKILL
     assert stopped == ("the grader stopped your code after 0.5 s without an answer (it ignored the time limit of "
                        "its check)")
-    assert output.endswith("END\n") and len(output) == workers.OUTPUT_TAIL
+    assert output.endswith("END\n") and len(output) == judging.OUTPUT_TAIL
 
 
 def test_collect_reads_records_and_stops_a_check_whose_client_hung_up(monkeypatch):
@@ -840,7 +840,7 @@ def holding_fix(tmp_path: Path) -> Path:
 
 #: What holding_fix prints where all is well.
 HELD_RIGHT = ("threads 1 sockets 0 capped True\n",) + (
-    ("threads 1 sockets 1 capped True\n",) if workers._has_nvidia_gpus() else ())
+    ("threads 1 sockets 1 capped True\n",) if process_setup._has_nvidia_gpus() else ())
 
 
 def slow_fix(tmp_path: Path, seconds: int) -> Path:
@@ -882,7 +882,7 @@ def test_the_daemon_answers_pings_with_its_code_and_grades_a_right_fix(served, t
     # on a machine with NVIDIA GPUs the real family is confined once CUDA has started, which the line says
     # (tests/test_isolation.py: the_solution_still_passes)
     how = answer["isolation"]["how"]
-    assert (how == sandbox.status().how or (workers._has_nvidia_gpus() and how.startswith(f"{sandbox.status().how} (")
+    assert (how == sandbox.status().how or (process_setup._has_nvidia_gpus() and how.startswith(f"{sandbox.status().how} (")
                                             and how.endswith("thread(s) started before were not confined)"))
             ) if isolated else how, how
     sim = graded_by(folder, "sim", job(NOISE, "sim"))
@@ -982,7 +982,7 @@ def test_an_idle_zygote_keeps_a_worker_forked_ahead_of_the_next_job(served):
     zygote = ping["pid"]
 
     def ready_worker():  # a handler (child of the zygote) with its worker (its own child) waiting for a job
-        return any(workers._live(workers._children_of(h)) for h in workers._live(workers._children_of(zygote)))
+        return any(judging._live(judging._children_of(h)) for h in judging._live(judging._children_of(zygote)))
 
     deadline = time.monotonic() + 60  # it is forked as soon as the zygote is idle
     while not ready_worker() and time.monotonic() < deadline:
@@ -990,11 +990,11 @@ def test_an_idle_zygote_keeps_a_worker_forked_ahead_of_the_next_job(served):
     assert ready_worker()
     # A ready handler that died before its job came (killed, out of memory) is not handed the job: the zygote
     # grades it in a handler of its own, and serves on
-    dead = [h for h in workers._live(workers._children_of(zygote)) if workers._live(workers._children_of(h))]
+    dead = [h for h in judging._live(judging._children_of(zygote)) if judging._live(judging._children_of(h))]
     for handler in dead:
         os.kill(handler, signal.SIGKILL)
     deadline = time.monotonic() + 60
-    while workers._live(dead) and time.monotonic() < deadline:  # gone, its channel closed (not still dying)
+    while judging._live(dead) and time.monotonic() < deadline:  # gone, its channel closed (not still dying)
         time.sleep(0.01)
     answer = graded_by(folder, "sim", job(NOISE, "sim"))
     assert set(outcomes(answer).values()) == {"passed"}, answer
@@ -1242,9 +1242,9 @@ def test_a_daemon_ended_by_sigterm_ends_its_simulated_zygote_and_removes_its_soc
         os.kill(pid, signal.SIGTERM)
         assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0  # an ordinary end, as asked
         deadline = time.monotonic() + 60
-        while workers._live([sim]) and time.monotonic() < deadline:
+        while judging._live([sim]) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not workers._live([sim])
+        assert not judging._live([sim])
         assert not any((folder / f"{fam}.sock").exists() for fam in workers.FAMILIES)
     finally:
         with contextlib.suppress(OSError):
@@ -1272,7 +1272,7 @@ def test_collect_keeps_the_end_of_what_a_worker_wrote_just_before_it_ended():
     os.waitid(os.P_PID, worker.pid, os.WEXITED | os.WNOWAIT)  # ended, everything still in the pipes
     lines, output, status, stopped = collected(worker.pid, rfd, ofd)
     assert len(lines) == 20000 and lines[-1] == '{"n": 19999}' and stopped is None
-    assert output.endswith("END") and len(output) == workers.OUTPUT_TAIL
+    assert output.endswith("END") and len(output) == judging.OUTPUT_TAIL
 
 
 def test_a_sigterm_during_a_forks_own_hooks_still_ends_the_zygote():
@@ -1345,8 +1345,8 @@ def test_a_sigterm_while_a_zygote_prepares_ends_it_once_prepared(tmp_path):
 def test_collect_gives_a_started_worker_its_checks_limit_not_the_start_allowance(monkeypatch):
     # Once the worker has said which checks it collected, silence longer than the check's limit and the grace
     # stops it: not the (longer) allowance for importing the grader and collecting the checks
-    monkeypatch.setattr(workers, "START_LIMIT", 5.0)
-    monkeypatch.setattr(workers, "GRACE_SECONDS", 0.2)
+    monkeypatch.setattr(judging, "START_LIMIT", 5.0)
+    monkeypatch.setattr(judging, "GRACE_SECONDS", 0.2)
     rfd, wfd = os.pipe()
     ofd, owfd = os.pipe()
     worker = subprocess.Popen([sys.executable, "-c", f"import os, time; os.write({wfd}, b'{{\"collected\": []}}\\n'); "
@@ -1366,7 +1366,7 @@ def test_collect_gives_a_started_worker_its_checks_limit_not_the_start_allowance
 def test_a_started_worker_may_be_silent_for_its_checks_limit_and_a_batch_also_for_an_answers_start():
     assert workers.Zygote.silence_limit({"timeout": 30}) == limits.wall_limit(30.0)
     batch = workers.Zygote.silence_limit({"timeout": 30, "submissions": []})
-    assert batch == limits.wall_limit(30.0) + workers.START_LIMIT
+    assert batch == limits.wall_limit(30.0) + judging.START_LIMIT
 
 
 def test_a_group_that_may_not_be_signalled_is_still_listed(monkeypatch):
@@ -1378,7 +1378,7 @@ def test_a_group_that_may_not_be_signalled_is_still_listed(monkeypatch):
             raise PermissionError(1, "Operation not permitted")
 
         monkeypatch.setattr(os, "killpg", refused)
-        assert workers._live_in_group(member.pid) == {member.pid}
+        assert judging._live_in_group(member.pid) == {member.pid}
     finally:
         member.kill()
         member.wait()

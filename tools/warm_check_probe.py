@@ -36,7 +36,7 @@ with open(f"{out}/train_anywhere.json", "w") as f:
 # the same job without the daemon: a worker's pytest run in this process's fork, timed by phase
 code = r'''
 import os, sys, time, torch
-from grader.engine import workers
+from grader.engine import grading_process, process_setup, workers
 from grader.catalog import course
 t = time.perf_counter(); workers._prepare("real"); workers._warm_up(); print("prep", round(time.perf_counter() - t, 3))
 ex = course.get(sys.argv[1])
@@ -46,12 +46,12 @@ for spec in ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]:
         import pytest, pytest_timeout
         from grader.engine import plugin
         os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-        t0 = time.perf_counter(); workers._start_gpus(); t1 = time.perf_counter()
+        t0 = time.perf_counter(); process_setup._start_gpus(); t1 = time.perf_counter()
         job = {"grader": str(ex.grader_file), "submission": str(ex.solution_file), "spec": spec, "timeout": 30, "cwd": os.getcwd()}
         recs = []
         import io, contextlib
         with contextlib.redirect_stdout(io.StringIO()):
-            pytest.main(workers._pytest_args(job), plugins=[plugin, pytest_timeout, plugin.ChannelReporter(recs.append)])
+            pytest.main(grading_process._pytest_args(job), plugins=[plugin, pytest_timeout, plugin.ChannelReporter(recs.append)])
         t2 = time.perf_counter()
         print(spec, "gpus", round(t1 - t0, 3), "pytest", round(t2 - t1, 3), [(r.get("check"), r.get("seconds")) for r in recs if "outcome" in r], flush=True)
         os._exit(0)

@@ -6,7 +6,7 @@ check module, collecting its checks, and the baseline the plugin takes of them (
 0.3 s on the real legs; benchmarks/results/classroom_autograde.md). A *batch worker* does that once, then, for
 each answer in turn, forks an *answer process* that grades that answer alone and ends. The batch worker itself
 never runs learner code: it judges each answer process from what it can vouch for, exactly as a zygote judges a
-worker (grader.engine.workers: the check list sent before learner code ran, one result per check, the token, the
+worker (grader.engine.grading_process: the check list sent before learner code ran, one result per check, the token, the
 exit code), stops what the answer's code left running, and sends the verdict on. What one answer cannot do to
 another of its batch:
 
@@ -33,7 +33,7 @@ import gc
 import os
 import secrets
 
-from grader.engine import legs, limits
+from grader.engine import judging, legs, limits, process_setup
 from grader.guard import containment, sandbox
 
 _exit = os._exit
@@ -43,9 +43,7 @@ _fork = getattr(os, "fork", None)
 def supported(family: str) -> bool:
     """Whether a batch worker of this family may grade answers in forks: fork mode, and no CUDA in the family
     (the simulated family hides the GPUs)."""
-    from grader.engine import workers
-
-    return workers.use_fork() and (family == "sim" or not workers._has_nvidia_gpus())
+    return process_setup.use_fork() and (family == "sim" or not process_setup._has_nvidia_gpus())
 
 
 def set_not_dumpable() -> None:
@@ -68,10 +66,8 @@ class BatchLoop:
     def pytest_runtestloop(self, session):
         if self.answering or session.testsfailed:
             return None  # in an answer process: pytest's own loop; a check module that failed to import: say so
-        from grader.engine import workers
-
         self.send({"collected": [_check_and_leg(item.nodeid) for item in session.items]})
-        judge_here = workers.Zygote(self.family, None, set())  # its _collect and _stop_leftovers; a subreaper
+        judge_here = judging.Collector(set())  # a subreaper
         for index, submission in enumerate(self.job["submissions"]):
             self.send({"alive": index})
             graded = self._grade_one(session, judge_here, submission, index)
@@ -79,8 +75,6 @@ class BatchLoop:
         return True
 
     def _grade_one(self, session, judge_here, submission: str, index: int) -> dict:
-        from grader.engine import workers
-
         token, exit_code = secrets.token_hex(16), 64 + secrets.randbelow(60)
         rfd, wfd = os.pipe()
         ofd, owfd = os.pipe()
@@ -109,19 +103,19 @@ class BatchLoop:
         status, contained = containment.outcome(report, status)
         leftovers = judge_here._stop_leftovers(pid) + contained
         sandbox.remove(private)
-        return workers.judge(lines, token, exit_code, status, stopped, leftovers, output, self.job)
+        return judging.judge(lines, token, exit_code, status, stopped, leftovers, output, self.job)
 
 
 def _answer_process(session, submission: str, private, wfd: int, out_fd: int, token: str, exit_code: int,
                     family: str, check: str) -> None:
     """Body of an answer process: start afresh what is per answer, then pytest's own test loop. Never returns."""
-    from grader.engine import plugin, workers
+    from grader.engine import plugin
     from grader.guard import integrity
 
     config = session.config
     capture = config.pluginmanager.getplugin("capturemanager")
     capture.stop_global_capturing()  # its files are the batch worker's: this answer's output goes to its own
-    workers._start_worker(out_fd)
+    process_setup._start_worker(out_fd)
     capture.start_global_capturing()
     capture.suspend_global_capture()  # as between two checks
     sandbox.confine(private)  # a Landlock domain of its own, inside the batch worker's
@@ -131,12 +125,12 @@ def _answer_process(session, submission: str, private, wfd: int, out_fd: int, to
         from grader.simulated import reset_after_fork
 
         reset_after_fork()
-    workers.fresh_draws()  # each answer draws its own inputs, not the batch worker's
+    process_setup.fresh_draws()  # each answer draws its own inputs, not the batch worker's
 
     from grader.guard import audit_hooks as guard
 
-    # As the lone worker's send (grader.engine.workers._run): what it needs in defaults, refused to learner code
-    def send(record: dict, _token=token, _wfd=wfd, _dumps=workers._dumps, _write=workers._write,
+    # As the lone worker's send (grader.engine.grading_process._run): what it needs in defaults, refused to learner code
+    def send(record: dict, _token=token, _wfd=wfd, _dumps=process_setup._dumps, _write=process_setup._write,
              _learner=guard.private("learner_asks"), _refused=guard.refused_sending) -> None:
         if _learner():
             _refused()

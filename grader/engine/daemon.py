@@ -22,7 +22,8 @@ from pathlib import Path
 
 from grader import ROOT
 from grader.engine import settings
-from grader.engine.workers import FAMILIES, _stat, code_digest
+from grader.engine.judging import _stat
+from grader.engine.workers import FAMILIES, code_digest
 
 START_TIMEOUT = 180.0  # a cold start imports torch twice on a busy machine at worst
 

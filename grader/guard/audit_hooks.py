@@ -465,10 +465,10 @@ def library_class(klass: type) -> bool:
     return path is None or _kind(path) != _LEARNER
 
 
-#: Where a grading process starts grading (grader.engine.workers._run, grader.engine.batch._answer_process): the frames below
+#: Where a grading process starts grading (grader.engine.grading_process._run, grader.engine.batch._answer_process): the frames below
 #: are the zygote's, forked, which ran no learner code (a test that serves a daemon has its own frames there).
 _BASE_NAMES = frozenset({"_run", "_answer_process"})  # frozen: the private copy shares these objects
-_BASE_FILES = frozenset({os.path.join(_GRADER, "engine", "workers.py"), os.path.join(_GRADER, "engine", "batch.py")})
+_BASE_FILES = frozenset({os.path.join(_GRADER, "engine", "grading_process.py"), os.path.join(_GRADER, "engine", "batch.py")})
 
 
 def learner_on_stack() -> bool:

@@ -19,7 +19,7 @@ Two steps, both irreversible, for the calling process and everything it starts l
 Each grading also runs in a PID namespace of its own (grader.guard.containment), made by the process that forks it.
 Landlock acts on the calling thread and the threads and processes it starts afterwards (ABI 8's TSYNC, which
 would take the other threads along, is not on most kernels yet): a worker confines itself right after it is
-forked, before CUDA or PyTorch start theirs (grader.engine.workers.ForkedWorker).
+forked, before CUDA or PyTorch start theirs (grader.engine.zygote.ForkedWorker).
 
 `status()` says, in one line, what confinement a grading gets on this machine, or what is missing (macOS, an old
 kernel, a container that forbids Landlock or namespaces, DEVCOURSE_ISOLATION=off).
@@ -141,7 +141,7 @@ def confine(private_dir: Path | str) -> Isolation:
         return Isolation(False, f"Landlock could not confine the grading process: {type(exc).__name__}: {exc}")
     _state["explainer"] = _Explainer(private_dir)
     sys.addaudithook(_state["explainer"])
-    # Threads started before (a caller's mistake, or CUDA's: grader.engine.workers._confine_soon) stay unconfined: said
+    # Threads started before (a caller's mistake, or CUDA's: grader.engine.process_setup._confine_soon) stay unconfined: said
     # where the isolation is described.
     _state.update(missing=missing, note=f" ({others} thread(s) started before were not confined)" if others else "")
     return _with_missing(describe(_abi(), whole=False) + _state["note"], missing)
