@@ -23,9 +23,8 @@ _dumps = json.dumps
 def _fork() -> int:
     """os.fork, with SIGTERM held back until fork's own after-fork hooks have run. A zygote ends on SIGTERM by
     raising SystemExit from its handler; raised inside such a hook (logging's lock release, in the parent) the
-    exception is printed and dropped, and the zygote served on after its daemon had ended (seen on a loaded
-    2-core machine: tests/test_daemon.py's stop during the warm-up, 2 runs in 60 beside a CPU burner). Released
-    here, the signal is handled in our code."""
+    exception is printed and dropped, and the zygote would serve on after its daemon had ended. Released here,
+    the signal is handled in our code."""
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     try:
         return _os_fork()
@@ -57,8 +56,8 @@ def _confine(private_dir) -> None:
 
 def _confine_soon(private_dir, family: str, gpus_started: bool) -> None:
     """Confine now, or once CUDA has started where this worker will use NVIDIA GPUs: CUDA cannot start in a
-    confined process (cudaGetDeviceCount fails with error 304 under Landlock on 2 x H100, torch 2.11, driver 580;
-    tools/GPU_RUNS.md). Then CUDA's own threads stay unconfined; the learner's code runs on the main thread,
+    confined process (cudaGetDeviceCount fails with error 304 under Landlock; tools/GPU_RUNS.md). Then CUDA's
+    own threads stay unconfined; the learner's code runs on the main thread,
     which is confined, as is every thread and process it starts."""
     global _private_dir
     if family == "real" and _has_nvidia_gpus() and not gpus_started:
@@ -131,9 +130,9 @@ def _start_gpus() -> None:
 
 def fresh_draws() -> None:
     """Seed PyTorch's generators (every device's) and NumPy's afresh in this grading process. A fork inherits its
-    parent's generators: without this, every worker of a zygote, and every answer of a batch, drew the same
+    parent's generators: without this, every worker of a zygote, and every answer of a batch, would draw the same
     "fresh" inputs until the daemon restarted (Python's `random` reseeds itself after a fork; torch and NumPy
-    do not), so a grader's draws did not change between gradings and tools/determinism.py saw nothing."""
+    do not)."""
     import torch
 
     torch.seed()

@@ -1,6 +1,6 @@
 """The numeric environment settings of the grading engine (README, "Settings"), read and checked in one place.
 
-The grading processes read them when they start, in the background, where a value that is not a number used to
+The grading processes read them when they start, in the background, where a value that is not a number would
 end them at import with a traceback in their log. grader.engine.daemon.ensure checks them first, in the command that
 asked for a grading, so a bad value stops that command with a message naming the variable; grader.engine.workers,
 imported by every front end, reads them leniently (a bad value is the default) so that importing it never fails."""

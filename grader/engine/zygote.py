@@ -53,7 +53,7 @@ class ForkedWorker:
         self.private = sandbox.private_folder()  # the worker's only writable folder; removed after its job
         # Its keeper's pid (grader.guard.containment), or the worker's own where no PID namespace can be made. Not for
         # a worker that will use NVIDIA GPUs: CUDA fails to start (error 304) in a PID namespace whose /proc is the
-        # host's (seen on an H200, 2026-12-06); such a grading's report says the namespace is missing.
+        # host's; such a grading's report says the namespace is missing.
         if zygote.family == "real" and _has_nvidia_gpus():
             self.pid, self.report = _fork(), None
         else:
