@@ -3,7 +3,9 @@
 
     python tools/layout_rewrite.py FILE...      rewrite these files in place (Python, Markdown, TOML, ...)
 
-For a branch begun before the layout: run it on the files the branch adds or changes. Idempotent.
+For a branch begun before the layout: run it on the files the branch adds or changes. Idempotent. It also
+rewrites grader.engine.workers.NAME for the names that left workers.py (WORKER_NAMES); a bare `workers.NAME`
+(after `from grader import workers`) it leaves for a person to point at the module WORKER_NAMES names.
 """
 from __future__ import annotations
 
@@ -30,8 +32,24 @@ MOVES = {
         "workspace", "progress", "milestones", "targets", "report", "watch")},
     "grader.notebooks": "grader.authoring.notebooks",
 }
-#: the new sub-packages' names, which an old name must not be read into (grader.guard.policy is new)
-_NEW_PACKAGES = ("catalog", "guard", "engine", "learner", "authoring")
+#: names that left grader/workers.py when it was split by job: name -> its module under grader/engine/
+WORKER_NAMES = {
+    **dict.fromkeys((
+        'Collector', 'GRACE_SECONDS', 'OUTCOMES', 'OUTPUT_TAIL', 'START_LIMIT', '_become_subreaper',
+        '_children_of', '_last_lines', '_live', '_live_in_group', '_stat', 'judge',
+    ), 'judging'),
+    **dict.fromkeys((
+        'ForkedWorker', 'ReadyHandler', 'Spare', 'Zygote', '_graded_reply', '_handle', '_reply',
+    ), 'zygote'),
+    **dict.fromkeys((
+        'UNUSED_PYTEST_PLUGINS', '_pytest_args', '_run', '_work',
+    ), 'grading_process'),
+    **dict.fromkeys((
+        '_confine', '_confine_if_deferred', '_confine_job', '_confine_soon', '_dumps', '_exit', '_fork',
+        '_has_nvidia_gpus', '_isolation', '_limit_host_memory', '_one_cpu_thread', '_os_fork', '_private_dir',
+        '_start_gpus', '_start_worker', '_write', 'fresh_draws', 'use_fork', 'warms_gpus',
+    ), 'process_setup'),
+}
 
 
 def _dotted(old: str, new: str, text: str) -> str:
@@ -96,6 +114,22 @@ def rewrite(text: str, moves: dict[str, str] = MOVES) -> str:
     return text
 
 
+def _worker_names(text: str) -> str:
+    """grader.engine.workers.judge -> grader.engine.judging.judge; `from grader.engine.workers import judge` too."""
+    names = "|".join(sorted(WORKER_NAMES, key=len, reverse=True))
+    text = re.sub(rf"(?<![\w.])grader\.engine\.workers\.({names})\b",
+                  lambda m: f"grader.engine.{WORKER_NAMES[m.group(1)]}.{m.group(1)}", text)
+
+    def split(match: re.Match) -> str:
+        groups: dict[str, list[str]] = {}
+        for item in (i.strip() for i in match.group(2).split(",")):
+            groups.setdefault(WORKER_NAMES.get(item.split(" as ")[0], "workers"), []).append(item)
+        return "\n".join(f"{match.group(1)}from grader.engine.{module} import {', '.join(items)}"
+                         for module, items in groups.items())
+
+    return re.sub(r"^([ \t]*)from grader\.engine\.workers import ([\w, ]+)$", split, text, flags=re.M)
+
+
 def main(argv: list[str]) -> int:
     moves = MOVES
     if argv[:1] == ["--only"]:  # --only grader.a,grader.b FILE...: those moves alone
@@ -107,7 +141,7 @@ def main(argv: list[str]) -> int:
             text = path.read_text()
         except (UnicodeDecodeError, IsADirectoryError, FileNotFoundError):
             continue
-        new = rewrite(text, moves)
+        new = _worker_names(rewrite(text, moves)) if moves is MOVES else rewrite(text, moves)
         if new != text:
             path.write_text(new)
     return 0
