@@ -320,12 +320,12 @@ def test_the_report_is_110_columns_wide_and_keeps_long_messages_whole(monkeypatc
 
 
 def test_without_grader_report_the_self_check_falls_back_to_its_own_table(monkeypatch):
-    import grader
+    import grader.learner
     from grader.learner import report as shared
 
     monkeypatch.delattr(shared, "print_grade")  # an older learner CLI: no shared renderer
     assert report._shared() is None
-    monkeypatch.delattr(grader, "report")
+    monkeypatch.delattr(grader.learner, "report")
     monkeypatch.setitem(sys.modules, "grader.learner.report", None)  # no grader.learner.report at all
     assert report._shared() is None
     assert f"Not yet. Stuck? {report.stuck(MM)}" in report.plain(grade_of(MM, *FAILING))

@@ -97,7 +97,7 @@ def test_a_daemon_running_older_grader_code_is_replaced_before_it_grades(tmp_pat
         first = check()
         assert "but it should be on sim:0" in first.stdout, first.stdout + first.stderr
         old = zygote_pids(where)
-        expect = copy / "grader" / "expect.py"
+        expect = copy / "grader" / "engine" / "expect.py"
         text = expect.read_text()
         assert "but it should be on {device}" in text
         expect.write_text(text.replace("but it should be on {device}", "but it belongs on {device}"))
