@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 import nbformat  # noqa: E402
 
-from grader import daemon  # noqa: E402
+from grader.engine import daemon  # noqa: E402
 from grader.classroom import generate, source  # noqa: E402
 
 BIN = Path(sys.executable).parent
@@ -95,7 +95,7 @@ def busy_seconds() -> float:
 
 
 def grading_cpu() -> float:
-    """CPU seconds the warm grading processes of this course folder (grader.daemon) have spent, their finished
+    """CPU seconds the warm grading processes of this course folder (grader.engine.daemon) have spent, their finished
     workers included (each process's own time and its reaped children's, from /proc)."""
     marker = f"--dir {daemon.folder()}"
     total = 0.0

@@ -6,7 +6,7 @@
 
 A first check of an exercise that trains (builds an optimizer) is timed apart: PyTorch's optimizers import
 torch._dynamo at first use, as long again as `import torch`, which the grading processes avoid
-(grader/lazy_dynamo.py). `python -c "import torch"`, the floor under a first check, is printed beside both.
+(grader/engine/lazy_dynamo.py). `python -c "import torch"`, the floor under a first check, is printed beside both.
 
 The later checks are timed twice: right after the first (as when a learner fixes and re-checks at once, while
 the grading processes still finish warming up), and once per exercise in the all-exercises run that follows
@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader import course  # noqa: E402
+from grader.catalog import course  # noqa: E402
 
 TARGETS = {"first check": 2.0, "first check, an exercise that trains": 2.0, "later check (median)": 0.5,
            "later check (worst)": 0.5, "later check, warm (median)": 0.5, "later check, warm (worst)": 0.5,

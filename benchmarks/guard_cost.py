@@ -1,4 +1,4 @@
-"""What the run-time guard's audit hook (grader/guard.py) costs a check.
+"""What the run-time guard's audit hook (grader/guard/audit_hooks.py) costs a check.
 
 Grades every exercise's reference fix in one process, in-process as a grading worker does (pytest.main with the
 grader's plugin, on the CPU), first once to warm up, then `--rounds` times; in one process the hook is installed
@@ -31,7 +31,9 @@ def _one_process(with_hook: bool, rounds: int) -> dict:
     import pytest
     import pytest_timeout
 
-    from grader import course, guard, plugin, workers
+    from grader.engine import grading_process, plugin, workers
+    from grader.guard import audit_hooks as guard
+    from grader.catalog import course
 
     if not with_hook:
         guard.install = lambda: None
@@ -63,7 +65,7 @@ def _one_process(with_hook: bool, rounds: int) -> dict:
         for ex in exercises:
             job = {"grader": str(ex.grader_file), "submission": str(ex.solution_file), "spec": "cpu",
                    "timeout": ex.timeout}
-            pytest.main(workers._pytest_args(job), plugins=[plugin, pytest_timeout, Count()])
+            pytest.main(grading_process._pytest_args(job), plugins=[plugin, pytest_timeout, Count()])
         return time.process_time() - start, Count.checks
 
     grade_all()  # warm: first imports, torch's first calls

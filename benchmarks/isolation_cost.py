@@ -1,4 +1,4 @@
-"""What confining every grading (grader/sandbox.py, containment.py, namespaces.py) costs: confine() and
+"""What confining every grading (grader/guard/sandbox.py, containment.py, namespaces.py) costs: confine() and
 confine_job() themselves, in forked children, a contained fork against a plain one, and a
 whole check of an exercise's solution graded with and without isolation, in alternation (two warm daemons of
 their own, one started with DEVCOURSE_ISOLATION=off), so that the machine's load falls on both alike.
@@ -19,14 +19,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from grader import course, daemon, runner, sandbox  # noqa: E402
+from grader.engine import daemon, runner  # noqa: E402
+from grader.guard import sandbox  # noqa: E402
+from grader.catalog import course  # noqa: E402
 
 
 def confine_times(n: int, daemons_network: bool = False) -> list[float]:
     """Seconds confine() takes, each in a fresh fork (it cannot be undone); `daemons_network`: forked from a
-    process in a network namespace with nothing up, as a daemon's workers are (grader.namespaces.leave_network),
+    process in a network namespace with nothing up, as a daemon's workers are (grader.guard.namespaces.leave_network),
     so that confine() makes no namespace of its own."""
-    from grader import namespaces
+    from grader.guard import namespaces
 
     sandbox.status()  # imported and probed once, as the zygote does before it forks its workers
     times = []
@@ -81,7 +83,7 @@ def fork_times(n: int, how: str) -> list[float]:
     "handler" fork_contained(last=True), the handler unsharing the namespace itself (a worker's)."""
     import torch  # noqa: F401 - forked as big as a zygote's handler is
 
-    from grader import containment
+    from grader.guard import containment
 
     times = []
     for _ in range(n):

@@ -12,7 +12,7 @@
     devcourse doctor SCRIPT [ARGS]    run your own script for a few steps and report its device problems
     devcourse dev check [NAME]        for course authors: regenerate, check an exercise, say what is missing
 
-Where files and progress live: grader.workspace. How results look: grader.report. `--json` on list and check
+Where files and progress live: grader.learner.workspace. How results look: grader.learner.report. `--json` on list and check
 prints machine-readable results instead. Exit status: 0 when everything asked for passed, 1 when a check
 failed, 2 for a usage error (unknown exercise, missing file...).
 """
@@ -28,11 +28,13 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
-from grader import course, daemon, milestones, report, targets, workspace
+from grader.learner import milestones, report, targets, workspace
+from grader.engine import daemon
+from grader.catalog import course
 from grader.classroom import cli as classroom_cli
-from grader.progress import FILE, NOTEBOOK, Progress
-from grader.report import hint_text
-from grader.targets import UsageError, exercise, grade, missing_file_message
+from grader.learner.progress import FILE, NOTEBOOK, Progress
+from grader.learner.report import hint_text
+from grader.learner.targets import UsageError, exercise, grade, missing_file_message
 
 console = Console(highlight=False)
 # A terminal gets long lines wrapped at words (the terminal itself would cut them mid-word, "sim:" then "1");
@@ -93,7 +95,7 @@ def cmd_list(args) -> int:
 def progress_route(ex: course.Exercise, file: Path, args) -> tuple[str | None, str | None]:
     """(the route this check counts for in the exercise's progress, None when it does not count; why not).
     Progress comes only from a full check (every leg) of the learner's own code for the exercise: its file
-    under exercises/, or a notebook's `%%exercise NAME` cell (grader.progress)."""
+    under exercises/, or a notebook's `%%exercise NAME` cell (grader.learner.progress)."""
     own = workspace.exercise_file(ex)
     if args.solution:
         return None, f"you checked the reference solution, not {workspace.shown(own)}"
@@ -178,7 +180,7 @@ def check_all(args) -> int:
 
 
 def cmd_watch(args) -> int:
-    from grader import watch
+    from grader.learner import watch
 
     return watch.run(args.name, manual=args.manual, device=args.device, timeout=args.timeout, console=console)
 
@@ -325,7 +327,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def greet() -> None:
-    """The welcome, on a learner's first run (grader.milestones)."""
+    """The welcome, on a learner's first run (grader.learner.milestones)."""
     text = milestones.welcome(Progress.load())
     if text:
         console.print(Panel(Text(text), title="devcourse", border_style="cyan") if report.fancy(console)

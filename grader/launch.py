@@ -1,6 +1,6 @@
 """Entry point of the `devcourse` command (and `python -m grader`).
 
-A check waits mostly for the warm grading processes (grader.daemon). `devcourse check` therefore starts
+A check waits mostly for the warm grading processes (grader.engine.daemon). `devcourse check` therefore starts
 grading first thing, in a background thread, and imports the rest of the tool (rich, the report) while the
 grading runs; when no grading processes are running, their start (importing torch) overlaps that import
 too. Everything else is grader.cli."""
@@ -24,9 +24,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _start_check(args: list[str]) -> None:
     """Begin grading what `devcourse check ARGS` grades, if that is clear without the rest of the tool; grader.cli
-    then finds the result waiting (grader.runner.grade_soon). Anything unusual is left to grader.cli."""
+    then finds the result waiting (grader.engine.runner.grade_soon). Anything unusual is left to grader.cli."""
     _start_daemon()  # first: on a cold start, its import of torch is what the check waits for
-    from grader import runner, targets, workspace
+    from grader.learner import targets, workspace
+    from grader.engine import runner
 
     if workspace.find_course_folder() is None:
         return  # grader.cli says what a course folder is
@@ -47,7 +48,7 @@ def _start_check(args: list[str]) -> None:
 
 
 def _start_daemon() -> None:
-    from grader import daemon
+    from grader.engine import daemon
 
     try:
         daemon.ensure(wait=False)

@@ -1,7 +1,7 @@
 """The course in a notebook: an IPython extension (`%load_ext grader.magics`) with two commands.
 
     %%exercise NAME        first line of an exercise cell: saves the cell's code to the learner's state folder
-                           (grader.workspace.notebook_file: .devcourse/notebook/NAME.py), then runs it here
+                           (grader.learner.workspace.notebook_file: .devcourse/notebook/NAME.py), then runs it here
     %devcourse check NAME  grades the code the exercise cell saved, on every device leg, and shows the same
                            table and messages as `devcourse check` (as HTML; plain text elsewhere)
     %devcourse hint NAME [N] / %devcourse list
@@ -20,8 +20,9 @@ import shlex
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.display import display
 
-from grader import course, milestones, report, targets, workspace
-from grader.progress import NOTEBOOK, Progress
+from grader.learner import milestones, report, targets, workspace
+from grader.catalog import course
+from grader.learner.progress import NOTEBOOK, Progress
 
 
 class Shown:
@@ -70,7 +71,7 @@ def check(name: str, device: str | None = None, timeout: float | None = None):
                                        style="red", markup=False))
     grade = targets.grade(ex, path, device, timeout)
     prog = Progress.load()
-    if device is None:  # progress comes from full checks only, this one by the notebook route (grader.progress)
+    if device is None:  # progress comes from full checks only, this one by the notebook route (grader.learner.progress)
         prog.record_check(ex, grade.passed, NOTEBOOK)
     reached = milestones.after_pass(prog, ex) if grade.passed and device is None else []
 

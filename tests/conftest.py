@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import course, simulated
+from grader import simulated
+from grader.catalog import course
 
 # The tests grade through warm workers of their own, ended when the session ends.
 _DAEMON_DIR = tempfile.mkdtemp(prefix="devcourse-tests-")
@@ -17,7 +18,7 @@ os.environ.setdefault("DEVCOURSE_STATE_DIR", tempfile.mkdtemp(prefix="devcourse-
 @pytest.fixture(scope="session", autouse=True)
 def _grading_daemon():
     yield
-    from grader import daemon
+    from grader.engine import daemon
 
     daemon.stop()
 
@@ -34,7 +35,7 @@ def exercises():
 @pytest.fixture
 def shared():
     """A folder submissions may write to and the test reads: grading workers write only to a private folder
-    and /dev/shm (grader/sandbox.py), so it is made in /dev/shm where there is one, writable by every user."""
+    and /dev/shm (grader/guard/sandbox.py), so it is made in /dev/shm where there is one, writable by every user."""
     folder = Path(tempfile.mkdtemp(dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
     os.chmod(folder, 0o777)  # where the suite runs as root, gradings run as nobody
     yield folder

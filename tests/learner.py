@@ -10,7 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from grader import ROOT, course
+from grader import ROOT
+from grader.catalog import course
 
 DEVCOURSE = Path(sys.executable).parent / "devcourse"
 BOX_CHARACTERS = set("─│╭╮╰╯┌┐└┘├┤┬┴┼━╺")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from grader import report
+from grader.learner import report
 
 HEADLINE = re.compile(r"^(PASSED|FAILED): (\w+) (.*)$", re.M)
 COUNT_LINE = re.compile(r"^(\d+) of (\d+) exercises pass\.$", re.M)

@@ -1,9 +1,9 @@
 """Attacks on the grade by a learner who has read the grader's source (grader/INTEGRITY.md's threat model).
 
-Each test grades a real file through the real engine (grader.runner, warm workers): the trick must not pass,
+Each test grades a real file through the real engine (grader.engine.runner, warm workers): the trick must not pass,
 must say what was found, and the next grading must be unaffected. The same attacks are tried with the bug
 still there (a wrong body), since that is what a forger wants to pass. Layers: the judge (every check reports
-once), skips, what learner code leaves behind (grader.audit), threads, returned values (grader.learner_values),
+once), skips, what learner code leaves behind (grader.guard.audit), threads, returned values (grader.guard.learner_values),
 the checks' own globals and clocks."""
 
 import dataclasses
@@ -12,8 +12,9 @@ import textwrap
 
 import pytest
 
-from grader import course, runner
-from grader.workers import judge
+from grader.engine import runner
+from grader.catalog import course
+from grader.engine.judging import judge
 
 EX = dataclasses.replace(course.get("masked_mean"), timeout=6)
 # The bug itself: the mean over every position, padding included. A forgery must make this pass.
@@ -120,7 +121,7 @@ def test_work_on_a_helper_thread_is_refused(tmp_path):
             t.join()
             return _wrong(x, lengths)
     """)
-    refused(g, "thread")  # the source policy refuses the import; grader.audit the start
+    refused(g, "thread")  # the source policy refuses the import; grader.guard.audit the start
 
 
 def test_a_timer_left_to_fire_later_is_refused(tmp_path):
@@ -132,7 +133,7 @@ def test_a_timer_left_to_fire_later_is_refused(tmp_path):
             threading.Timer(0.01, torch.manual_seed, (0,)).start()
             return _wrong(x, lengths)
     """)
-    refused(g, "thread")  # the source policy refuses the import; grader.audit the start
+    refused(g, "thread")  # the source policy refuses the import; grader.guard.audit the start
 
 
 def test_a_pool_of_threads_is_refused(tmp_path):
@@ -143,7 +144,7 @@ def test_a_pool_of_threads_is_refused(tmp_path):
             with ThreadPoolExecutor(2) as pool:
                 return pool.submit(_wrong, x, lengths).result()
     """)
-    refused(g, "thread")  # the source policy refuses the import; grader.audit the start
+    refused(g, "thread")  # the source policy refuses the import; grader.guard.audit the start
 
 
 def test_a_tensor_subclass_that_answers_for_itself(tmp_path):
@@ -296,12 +297,12 @@ def test_a_stopped_grading_fails_the_rest_with_the_reason_given_once():
 
 
 # ---------------------------------------------------------------------------------------------------------
-# What learner code may leave behind (grader.audit), in this process: the scan refuses most of these
+# What learner code may leave behind (grader.guard.audit), in this process: the scan refuses most of these
 # constructs before a file runs, so the run-time layer is tried here on its own
 # ---------------------------------------------------------------------------------------------------------
 @pytest.fixture
 def interpreter():
-    from grader import audit
+    from grader.guard import audit
 
     return audit.Interpreter()
 
@@ -372,7 +373,7 @@ def test_the_recursion_limit_is_put_back(interpreter):
 
 GUARDED_THREADS = """
 import sys, threading
-from grader import audit
+from grader.guard import audit
 
 audit.interpreter = audit.Interpreter()
 audit.guard_threads()
@@ -498,7 +499,7 @@ def test_the_cpu_tensors_given_are_found_at_any_depth_and_in_container_subclasse
 
     import torch
 
-    from grader.learner_values import CpuArguments
+    from grader.guard.learner_values import CpuArguments
 
     Pair = collections.namedtuple("Pair", "x y")
     deep, state, pair = torch.ones(2), collections.OrderedDict(w=torch.ones(3)), Pair(torch.ones(1), 7)
@@ -605,7 +606,7 @@ def test_the_run_time_layers_find_a_global_hook_and_a_replaced_module_function(i
     import torch
     from torch.optim import optimizer as o
 
-    from grader import integrity
+    from grader.guard import integrity
 
     handle = o.register_optimizer_step_post_hook(lambda *a: None)
     try:

@@ -1,7 +1,7 @@
 """A third round of attacks, written against the landed main with the source in hand (issue 40, after its
 confinement and run-time guard): the grader's state changed in place, the guard and the baseline blinded by
 rebinding what they call, a dataclass whose field name is code, programs started where the guard does not look,
-and what a grading could leave to the next. Each is a real file graded through the real engine (grader.runner,
+and what a grading could leave to the next. Each is a real file graded through the real engine (grader.engine.runner,
 the daemon's warm workers, as `devcourse check` does): each keeps its bug and must not pass, and what it tries
 outside its grading must fail."""
 
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import integrity, runner, sandbox
+from grader.guard import integrity, sandbox
+from grader.engine import runner
 from tests.test_inprocess_attacks import EX, REACH, WRONG, refused
 from tests.test_isolation import ISOLATED
 
@@ -47,7 +48,7 @@ def said(g, marker: str) -> str:
 # ----------------------------------------------------------------------------------- the grader's state in place
 def test_the_baselines_own_lists_changed_in_place_do_not_hide_a_replaced_function(tmp_path):
     g = grade(tmp_path, """
-    _base = _get(_modules["grader.integrity"], "base" + "line")
+    _base = _get(_modules["grader.guard.integrity"], "base" + "line")
     for _k, _v in vars(_base).items():
         if _k == "_fl" + "at":
             _flat = _v
@@ -69,7 +70,7 @@ def test_a_wrapper_registered_as_the_graders_own_is_not_the_graders(tmp_path):
     def _yes(*a, **k):
         return True
 
-    for _k, _v in vars(_modules["grader.integrity"]).items():
+    for _k, _v in vars(_modules["grader.guard.integrity"]).items():
         if _k == "_GRADER_" + "WRAPPERS":
             _v.add(_yes)
     _set(torch, "allclose", _yes)
@@ -92,9 +93,9 @@ def test_a_check_modules_table_emptied_in_place_is_found(tmp_path):
 def test_a_skip_added_to_the_graders_own_is_not_granted(tmp_path):
     g = grade(tmp_path, body="""
     _skip = _get(_modules["unittest"], "SkipTest")("the grader skipped this")
-    _granted = []  # the grader's own list of granted skips, where it was a global of grader.plugin
+    _granted = []  # the grader's own list of granted skips, where it was a global of grader.engine.plugin
     try:
-        _granted = _get(_get(_modules["grader.plugin"], "skip_" + "leg"), "__kw" + "defaults__")["_granted"]
+        _granted = _get(_get(_modules["grader.engine.plugin"], "skip_" + "leg"), "__kw" + "defaults__")["_granted"]
     except Exception:
         pass  # refused: and the refusal fails the check too
     _wrong_one = masked_mean
@@ -108,7 +109,7 @@ def test_a_skip_added_to_the_graders_own_is_not_granted(tmp_path):
 
 def test_a_refusal_taken_back_from_the_guards_list_still_fails(tmp_path):
     g = grade(tmp_path, body="""
-    for _k, _v in vars(_modules["grader.guard"]).items():
+    for _k, _v in vars(_modules["grader.guard.audit_hooks"]).items():
         if _k == "refu" + "sals":
             _refusals = _v
     for _k, _v in vars(_modules["gc"]).items():

@@ -1,4 +1,4 @@
-"""A class's answers of one exercise graded in one batch (grader.batch, as `devcourse classroom autograde` grades
+"""A class's answers of one exercise graded in one batch (grader.engine.batch, as `devcourse classroom autograde` grades
 them): one pytest collection per batch and leg family, each answer in a process of its own. An answer of the batch
 cannot change the grade of another: the attack below, graded first, rewrites the files of every other answer of
 the class where the classroom keeps them (to the fix), signals the batch worker, writes into the batch worker's
@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import ROOT, batch, course, runner, sandbox
+from grader import ROOT
+from grader.engine import batch, runner
+from grader.guard import sandbox
+from grader.catalog import course
 from grader.classroom import answers, source
 
 MM = course.get("masked_mean")

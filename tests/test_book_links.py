@@ -1,15 +1,16 @@
 """course.toml's book metadata: every exercise names the section of the book that explains its bug, and that
-section exists; the milestone texts (grader.milestones) cover the book's parts.
+section exists; the milestone texts (grader.learner.milestones) cover the book's parts.
 
 A section's anchor is checked against MyST's own parse of the page (myst-parser's docutils parser gives each
 section the HTML id that the book's Sphinx build writes; _config.yml sets no `myst_heading_anchors`, so no
-other slug is made), and against grader.book_links' lighter reading of the headings, which the hints use."""
+other slug is made), and against grader.catalog.book_links' lighter reading of the headings, which the hints use."""
 
 from __future__ import annotations
 
 import pytest
 
-from grader import ROOT, book_links, course
+from grader import ROOT
+from grader.catalog import book_links, course
 from grader.authoring import book
 from grader.authoring.book import myst_section_ids
 

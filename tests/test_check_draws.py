@@ -8,7 +8,7 @@ import random
 import pytest
 import torch
 
-from grader import course
+from grader.catalog import course
 
 
 def _check_module(exercise: str):

@@ -22,7 +22,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import ROOT, course, settings
+from grader import ROOT
+from grader.engine import settings
+from grader.catalog import course
 from grader.classroom import blocks, isolation, kernel, report, source
 from tests.test_batch import ATTACK as BATCH_ATTACK
 
@@ -210,7 +212,7 @@ def scores_in_gradebook(root: Path, learners=None) -> tuple[dict, dict]:
 
 
 def autograde_flags() -> list[str]:
-    """--unisolated only where the engine cannot isolate its workers (before grader.sandbox exists, say)."""
+    """--unisolated only where the engine cannot isolate its workers (before grader.guard.sandbox exists, say)."""
     return [] if isolation.status().available else ["--unisolated"]
 
 
@@ -272,7 +274,7 @@ def classroom(tmp_path_factory):
 
 
 def _shipped(ex):
-    from grader import runner
+    from grader.engine import runner
 
     return runner.grade(ex, ex.exercise_file).results
 
@@ -413,7 +415,7 @@ def test_autograde_refuses_to_grade_without_isolation_unless_told(classroom, mon
 
 # ---- the kernel side, without nbgrader ----------------------------------------------------------------
 def test_a_warning_in_the_grading_reaches_no_stderr_and_a_failure_still_raises(monkeypatch, capfd):
-    from grader import runner
+    from grader.engine import runner
 
     real_grade = runner.grade
 
@@ -446,7 +448,7 @@ def test_the_answer_is_the_last_run_of_its_cell_and_keeps_its_line_numbers():
 
 def test_the_self_check_says_what_devcourse_check_says():
     ex = NB
-    from grader import runner
+    from grader.engine import runner
 
     g = runner.grade(ex, ex.exercise_file)
     ours = report.plain(g)
@@ -474,7 +476,7 @@ def test_assignments_follow_the_parts_of_the_book_or_its_chapters():
 
 
 def test_a_cost_only_bug_puts_every_point_on_the_copies_block():
-    from grader.runner import CheckResult
+    from grader.engine.runner import CheckResult
 
     ex = course.get("causal_mask")
     cost = sorted(blocks.cost_checks(ex.grader_file))

@@ -14,9 +14,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import course, runner, settings
+from grader.engine import runner, settings
+from grader.catalog import course
 from grader.classroom import answers, blocks, engine_grading, generate, kernel, notebook, report, source
-from grader.runner import CheckResult, Grade
+from grader.engine.runner import CheckResult, Grade
 
 MM, NB = course.get("masked_mean"), course.get("noise_batch")
 PLAIN = "test_runs_on_the_device_of_its_inputs"  # one of masked_mean's checks that measure no copies
@@ -267,7 +268,7 @@ def test_the_cell_metadata_check_validates_once_and_refuses_what_nbgrader_refuse
 
 # ------------------------------------------------------------------------------------ report
 def test_the_self_check_report_is_devcourse_checks_report():
-    from grader import report as shared
+    from grader.learner import report as shared
 
     failing = grade_of(MM, *FAILING[:2], CheckResult(PLAIN, "sim:1", "failed", "result on the CPU, not sim:0",
                                                      trace=((3, "masked_mean", "return x.cpu()"),)))
@@ -319,13 +320,13 @@ def test_the_report_is_110_columns_wide_and_keeps_long_messages_whole(monkeypatc
 
 
 def test_without_grader_report_the_self_check_falls_back_to_its_own_table(monkeypatch):
-    import grader
-    from grader import report as shared
+    import grader.learner
+    from grader.learner import report as shared
 
     monkeypatch.delattr(shared, "print_grade")  # an older learner CLI: no shared renderer
     assert report._shared() is None
-    monkeypatch.delattr(grader, "report")
-    monkeypatch.setitem(sys.modules, "grader.report", None)  # no grader.report at all
+    monkeypatch.delattr(grader.learner, "report")
+    monkeypatch.setitem(sys.modules, "grader.learner.report", None)  # no grader.learner.report at all
     assert report._shared() is None
     assert f"Not yet. Stuck? {report.stuck(MM)}" in report.plain(grade_of(MM, *FAILING))
 
@@ -834,7 +835,7 @@ def _submit(root, student, code):
 def test_autograde_puts_each_submissions_grade_in_the_gradebook_and_regrades_a_resubmission(course_root, monkeypatch, capsys):
     import time
 
-    from grader import daemon
+    from grader.engine import daemon
     from grader.classroom import autograde
 
     ensured = []
@@ -906,7 +907,7 @@ def test_a_cluster_gets_one_task_per_submission_keyed_by_assignment_and_student(
 
     from rich.console import Console
 
-    from grader import daemon
+    from grader.engine import daemon
     from grader.classroom import autograde
 
     tasks = []

@@ -11,7 +11,8 @@ import re
 import pexpect
 import pytest
 
-from grader import course, workspace
+from grader.learner import workspace
+from grader.catalog import course
 from tests.learner import (BOX_CHARACTERS, DEVCOURSE, devcourse, exercise_file, fix, learner_env, make_course_copy,
                            summary_rows)
 

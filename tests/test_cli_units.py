@@ -13,9 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from grader import cli, course, daemon, workspace
-from grader.progress import DONE, FAILING, NOTEBOOK, NOT_STARTED, SKIPPED, Progress
-from grader.runner import CheckResult, Grade
+from grader import cli
+from grader.learner import workspace
+from grader.engine import daemon
+from grader.catalog import course
+from grader.learner.progress import DONE, FAILING, NOTEBOOK, NOT_STARTED, SKIPPED, Progress
+from grader.engine.runner import CheckResult, Grade
 from tests.learner import BOX_CHARACTERS, exercise_file, fix, make_course_copy
 
 EXERCISES = course.load()

@@ -1,7 +1,7 @@
 """The operating system draws every boundary of a grading (issue 40): a submission reads only what grading needs
-(grader.sandbox's allow-list: not /proc, not solutions/, not a classmate's answer), reaches no network (UDP
+(grader.guard.sandbox's allow-list: not /proc, not solutions/, not a classmate's answer), reaches no network (UDP
 included: a network namespace), runs unprivileged (metadata changes of course files fail), and whatever it starts
-ends with its grading (grader.containment: a PID namespace per grading), counted against that grading alone.
+ends with its grading (grader.guard.containment: a PID namespace per grading), counted against that grading alone.
 Each attack is a real file graded through the real engine, as a learner who has read the source would write it;
 each must fail, and the exercise's solution graded right after must pass."""
 
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import containment, daemon, namespaces, runner, sandbox
+from grader.guard import containment, namespaces, sandbox
+from grader.engine import daemon, runner
 from tests.peer_listener import PeerListener
 from tests.test_isolation import EX, ISOLATED, attack, messages, the_solution_still_passes
 
@@ -218,7 +219,8 @@ def test_an_unprivileged_grading_process_cannot_change_a_file_it_does_not_own(tm
 def test_in_a_class_an_answer_cannot_read_a_classmates_answer():
     """The classroom writes every answer into one folder (grader.classroom.answers); an answer given the exact path
     of a classmate's (graded in the same batch) cannot read it, and the classmate gets the grade of its own."""
-    from grader import batch, course
+    from grader.engine import batch
+    from grader.catalog import course
     from grader.classroom import answers, source
 
     if not batch.supported("sim"):

@@ -3,7 +3,9 @@ submission from tests/submissions/ on the simulated devices and reads the messag
 
 import pytest
 
-from grader import ROOT, course, runner, simulated
+from grader import ROOT, simulated
+from grader.engine import runner
+from grader.catalog import course
 
 SUBMISSIONS = ROOT / "tests" / "submissions"
 

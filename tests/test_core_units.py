@@ -14,9 +14,12 @@ import types
 import pytest
 import torch
 
-from grader import audit, course, expect, guard, instruments, integrity, legs, plugin, runner
-from grader.expect import GradeFailure
-from grader.submission import Submission, SubmissionError, describe_exception, learner_trace, source_of
+from grader.engine import expect, instruments, legs, plugin, runner
+from grader.guard import audit, integrity
+from grader.guard import audit_hooks as guard
+from grader.catalog import course
+from grader.engine.expect import GradeFailure
+from grader.engine.submission import Submission, SubmissionError, describe_exception, learner_trace, source_of
 
 aten = torch.ops.aten
 pytest_plugins = ["pytester"]
@@ -789,8 +792,8 @@ def test_measure_reads_peak_memory_from_the_device_module(monkeypatch):
 
 # ------------------------------------------------------------------------------------------- integrity
 @pytest.mark.parametrize("line, found", [
-    ("import grader.expect", "line 1: imports grader.expect"), ("import os, inspect", "line 1: imports inspect"),
-    ("from _pytest import x", "line 1: imports from _pytest"), ("from grader.expect import fail", "line 1: imports from grader.expect"), ("from sys import modules", "line 1: imports sys.modules"),
+    ("import grader.engine.expect", "line 1: imports grader.engine.expect"), ("import os, inspect", "line 1: imports inspect"),
+    ("from _pytest import x", "line 1: imports from _pytest"), ("from grader.engine.expect import fail", "line 1: imports from grader.engine.expect"), ("from sys import modules", "line 1: imports sys.modules"),
     ("import sys\nsys._getframe()", "line 2: uses sys._getframe"), ("gc.get_referrers(x)", "line 1: uses gc.get_referrers"),
     ("f = eval", "line 1: uses eval"), ("__import__('os')", "line 1: uses __import__"),
     ("s = 'PYTEST_CURRENT_TEST'", "line 1: mentions 'PYTEST_CURRENT_TEST'"),
@@ -820,7 +823,7 @@ def test_check_source_message():
     assert str(info.value) == ("f.py was not graded: the grader does not run these constructs (it runs learner code "
                                "inside its own process, so it allows only what it can check):"
                                "\n  line 1: imports pytest: pytest is not among the modules a device fix uses (torch, "
-                               "numpy and a few of the standard library's: see grader/policy.py)"
+                               "numpy and a few of the standard library's: see grader/guard/policy.py)"
                                "\n  line 2: uses eval: it runs code given as a string, which no check has read; a "
                                "device fix never needs it"
                                "\nWrite these lines another way; print() and the error messages are all a device bug "
@@ -834,13 +837,13 @@ def test_baseline_names_what_was_replaced(monkeypatch):
     monkeypatch.setattr(torch, "allclose", lambda *a, **k: True)
     monkeypatch.setattr(legs.LegError, "extra", lambda self: 1, raising=False)
     monkeypatch.setattr(legs.LegError, "not_callable", 3, raising=False)
-    assert sorted(b.changed()) == ["grader.legs.LegError.extra", "grader.legs.family", "torch.allclose"]
+    assert sorted(b.changed()) == ["grader.engine.legs.LegError.extra", "grader.engine.legs.family", "torch.allclose"]
 
 
 def test_baseline_sees_a_deleted_name(monkeypatch):
     b = integrity.Baseline()
     monkeypatch.delattr(legs, "is_simulated")
-    assert b.changed() == ["grader.legs.is_simulated"]
+    assert b.changed() == ["grader.engine.legs.is_simulated"]
 
 
 def test_torch_rewrapping_is_not_tampering():
@@ -888,7 +891,9 @@ def test_verify_and_tamper_message(monkeypatch):
 def test_guard_processes_default_is_the_documented_limit():
     import inspect
 
-    documented = (integrity.__file__.rsplit("/", 1)[0] + "/INTEGRITY.md")
+    from grader import ROOT
+
+    documented = ROOT / "grader" / "INTEGRITY.md"
     assert integrity.MAX_PROCESSES == 64 and "refuses more than 64;" in open(documented).read()
     assert inspect.signature(integrity.guard_processes).parameters["limit"].default == integrity.MAX_PROCESSES
 
@@ -978,7 +983,7 @@ def test_limit_device_memory(monkeypatch):
 
 GRADER = '''
 import torch
-from grader.expect import running, fail
+from grader.engine.expect import running, fail
 
 
 def test_double(submission, device):
@@ -1165,7 +1170,7 @@ def test_plugin_counts_a_skip_only_when_the_grader_raised_it(run_grader, pyteste
     pytester.makepyfile(test_s="""
         import pytest
 
-        from grader.plugin import skip_leg
+        from grader.engine.expect import skip_leg
 
         def test_limit(submission, device):
             skip_leg("the simulator cannot show this")

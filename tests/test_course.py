@@ -6,7 +6,9 @@ import functools
 
 import pytest
 
-from grader import ROOT, course, runner
+from grader import ROOT
+from grader.engine import runner
+from grader.catalog import course
 from grader.authoring import book, files, submissions
 
 EXERCISES = course.load()

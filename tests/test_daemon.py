@@ -1,4 +1,4 @@
-"""The warm grading processes (grader.daemon, grader.workers): started by the first check, ended by
+"""The warm grading processes (grader.engine.daemon, grader.engine.workers): started by the first check, ended by
 `devcourse stop` or after idle minutes, answering while they warm up, and never started twice."""
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import ROOT, course, daemon, runner
-from grader.workers import _stat
+from grader import ROOT
+from grader.catalog import course
+from grader.engine import daemon, runner
+from grader.engine.judging import _stat
 from tests.peer_listener import PeerListener
 
 NOISE = course.get("noise_batch")
@@ -43,7 +45,7 @@ def serving(where: Path) -> list[int]:
             except OSError:
                 continue
             st = _stat(int(entry))
-            if b"grader.workers" in cmd and str(where).encode() in cmd and st is not None and st[0] != "Z":
+            if b"grader.engine.workers" in cmd and str(where).encode() in cmd and st is not None and st[0] != "Z":
                 found.append(int(entry))
     return found
 
@@ -84,7 +86,7 @@ def fresh(tmp_path, monkeypatch):
     daemon.stop(where)
     # The tests of stopping assert that everything ends; here, a daemon that outlives its test is ended so that it
     # cannot load the machine for the tests after it. (A zygote that outlived a stop on a loaded machine was a
-    # SIGTERM handled inside fork's own hooks, which dropped its SystemExit: grader.workers._fork, nineteenth
+    # SIGTERM handled inside fork's own hooks, which dropped its SystemExit: grader.engine.process_setup._fork, nineteenth
     # session.)
     if not wait_for(lambda: not serving(where), STOPPED_WITHIN):
         for pid in serving(where):
@@ -207,7 +209,7 @@ def _recording(tmp_path: Path, exercise, record: Path, what: str) -> Path:
 
 def test_both_families_are_warmed_up_once_warm(fresh, tmp_path, record):
     # The real zygote imports WARM_UP_IMPORTS once for both families; the simulated zygote that answers after
-    # the warm-up is a fork made after it (grader.workers._serve_forked).
+    # the warm-up is a fork made after it (grader.engine.workers._serve_forked).
     attempt = _recording(tmp_path, NOISE, record, "hasattr(multiprocessing, 'popen_fork')")  # a warm-up import
     daemon.ensure()
     assert runner.grade(NOISE, attempt).passed
@@ -239,7 +241,7 @@ def test_spawn_mode_grades_with_spare_workers_and_stops(fresh):
     assert done.returncode == 0 and "PASSED" in done.stdout, done.stdout + done.stderr
     assert "does not pass yet" in cli("check", NOISE.name, env=spawn).stdout  # the shipped bug still fails
     zygotes = serving(fresh)
-    spares = {c for z in zygotes for c in children(z)} - set(zygotes)  # `grader.workers spare`, without the folder
+    spares = {c for z in zygotes for c in children(z)} - set(zygotes)  # `grader.engine.workers spare`, without the folder
     assert spares and "stopped" in cli("stop").stdout.lower()
     assert wait_for(lambda: not serving(fresh) and not any(_stat(p) and _stat(p)[0] != "Z" for p in spares), 30)
 
@@ -266,7 +268,7 @@ def test_stop_during_the_warm_up_ends_everything(fresh):
 
 
 def test_learner_code_can_import_dtensor_on_the_simulator(tmp_path):
-    # The sim zygote starts without importing torch.distributed.tensor (grader.workers); code that needs the
+    # The sim zygote starts without importing torch.distributed.tensor (grader.engine.workers); code that needs the
     # module gets the real one.
     mm = course.get("masked_mean")
     f = tmp_path / "attempt.py"
@@ -374,7 +376,7 @@ def test_on_a_gpu_machine_the_next_ready_worker_starts_while_a_check_runs(fresh,
     record = shared / "workers.txt"
     attempt = tmp_path / "attempt.py"
     ticks = StartTicks(shared)
-    attempt.write_text(  # the simulated family's processes have CUDA_VISIBLE_DEVICES="" (grader.workers)
+    attempt.write_text(  # the simulated family's processes have CUDA_VISIBLE_DEVICES="" (grader.engine.workers)
         "import os, time\n" + ticks.imports +
         "real = os.environ.get('CUDA_VISIBLE_DEVICES') != ''\n"
         f"with open({str(record)!r}, 'a') as f:\n"
@@ -395,7 +397,7 @@ def test_on_a_gpu_machine_the_next_ready_worker_starts_while_a_check_runs(fresh,
 
 def test_ready_workers_make_cuda_contexts_unless_told_not_to(monkeypatch):
     # Each context holds device memory while the daemon is idle (518 MiB per H100): a shared hub turns it off.
-    from grader.workers import warms_gpus
+    from grader.engine.process_setup import warms_gpus
 
     monkeypatch.delenv("DEVCOURSE_WARM_GPUS", raising=False)
     assert warms_gpus("real") and not warms_gpus("sim")
@@ -406,11 +408,16 @@ def test_ready_workers_make_cuda_contexts_unless_told_not_to(monkeypatch):
 def test_the_code_digest_covers_every_grader_module_a_worker_runs():
     # A daemon whose workers run older code than the files say grades with it: each module a grading worker
     # loads (what it prepares, the plugin, the checks' helpers) must be in the digest that tells it is stale.
-    from grader.workers import WORKER_MODULES
+    from grader.engine.workers import WORKER_MODULES
 
     loaded = subprocess.run(
-        [sys.executable, "-c", "import sys; from grader import workers; workers._prepare_common(); "
+        [sys.executable, "-c", "import sys; from grader.engine import workers; workers._prepare_common(); "
          "print(' '.join(m for m in sys.modules if m.startswith('grader.')))"],
         capture_output=True, text=True, timeout=300, check=True).stdout.split()
-    tops = {m.split(".")[1] for m in loaded if m.split(".")[1] not in ("simulated", "checks")}
-    assert tops - set(WORKER_MODULES) == set(), "add these to grader.workers.WORKER_MODULES"
+    from grader import ROOT
+
+    # a module's file under grader/, as WORKER_MODULES names it: "engine/plugin", "guard/__init__"
+    files = {m.split(".", 1)[1].replace(".", "/") for m in loaded if m.split(".")[1] not in ("simulated", "checks")}
+    files = {f + "/__init__" if (ROOT / "grader" / f).is_dir() else f for f in files}
+    assert files - set(WORKER_MODULES) == set(), "add these to grader.engine.workers.WORKER_MODULES"
+    assert all((ROOT / "grader" / f"{name}.py").is_file() for name in WORKER_MODULES)

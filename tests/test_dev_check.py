@@ -1,7 +1,7 @@
 """`devcourse dev check NAME`, the author's one command, run for real (a subprocess of `python -m grader`) in a
 scratch copy of the course: it says "done" for a complete exercise, and for one missing pieces it names each
 piece and the command that fixes it, after regenerating the files made from others. The coin toss below also
-shows that each grading draws afresh (grader.workers.fresh_draws): forks of one grading process used to draw
+shows that each grading draws afresh (grader.engine.process_setup.fresh_draws): forks of one grading process used to draw
 the same "random" inputs every time."""
 
 from __future__ import annotations
@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import ROOT, course, daemon, notebooks
+from grader import ROOT
+from grader.authoring import notebooks
+from grader.engine import daemon
+from grader.catalog import course
 
 NAME = "noise_batch"  # a fast grader; its submissions are cut to two right and two wrong ones below
 KEPT = ("right_box_muller", "right_empty_normal", "wrong_zeros", "wrong_float64")
@@ -71,8 +74,8 @@ def test_a_complete_exercise_is_done_and_an_incomplete_one_is_named_piece_by_pie
     assert run.returncode == 1, out + run.stderr
     assert "things missing" in out and "done" not in out, out
     nb = notebooks.notebook_name("tensors-and-devices")
-    assert f"Regenerated: wrote notebooks/{nb}  (python -m grader.notebooks)" in out, out
-    assert "Regenerated: wrote grader/shipped_exercises.json  (python -m grader.notebooks)" in out, out
+    assert f"Regenerated: wrote notebooks/{nb}  (python -m grader.authoring.notebooks)" in out, out
+    assert "Regenerated: wrote grader/shipped_exercises.json  (python -m grader.authoring.notebooks)" in out, out
     assert "Regenerated: wrote book/tensors-and-devices.ipynb  (python book/_ext/notebooks.py)" in out, out
     assert "A changed statement." in (folder / "notebooks" / nb).read_text()
     assert "A changed statement." in (folder / "grader" / "shipped_exercises.json").read_text()
@@ -122,7 +125,7 @@ def test_a_grading_process_that_failed_once_is_not_taken_for_a_draw():
     check 'changing'; a process failing in every grading is a wrong verdict, said by the verdicts; a check that
     flips is a draw."""
     from grader.authoring import submissions
-    from grader.runner import CheckResult, Grade
+    from grader.engine.runner import CheckResult, Grade
 
     ex = course.get(NAME)
 

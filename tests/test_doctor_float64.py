@@ -1,4 +1,4 @@
-"""`devcourse doctor`'s float64 finding reads grader.instruments' count, the one the graders read: each line where
+"""`devcourse doctor`'s float64 finding reads grader.engine.instruments' count, the one the graders read: each line where
 float64 comes onto the device (a factory, a conversion, torch.tensor(..., dtype=torch.float64, device=...), which
 works below the dispatcher), not the lines that work on it afterwards, and nothing on the CPU, where float64 is
 at home (as on the graders' cpu legs)."""

@@ -138,7 +138,7 @@ def _notes():
 
 
 def test_every_chapter_with_exercises_ends_with_a_note_on_your_own_code():
-    from grader import course
+    from grader.catalog import course
 
     chapters = {ex.explained_in.partition("#")[0] for ex in course.load() if ex.explained_in}
     assert chapters <= {page for page, _ in _notes()}

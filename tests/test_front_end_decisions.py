@@ -21,7 +21,9 @@ import types
 
 import pytest
 
-from grader import ROOT, course, daemon, runner, workers
+from grader import ROOT
+from grader.engine import daemon, judging, runner, workers
+from grader.catalog import course
 from grader.classroom import blocks, kernel
 from tests.learner import devcourse, exercise_file, fix, make_course_copy
 from tests.test_daemon import serving, wait_for
@@ -95,14 +97,14 @@ def test_a_daemon_running_older_grader_code_is_replaced_before_it_grades(tmp_pat
         first = check()
         assert "but it should be on sim:0" in first.stdout, first.stdout + first.stderr
         old = zygote_pids(where)
-        expect = copy / "grader" / "expect.py"
+        expect = copy / "grader" / "engine" / "expect.py"
         text = expect.read_text()
         assert "but it should be on {device}" in text
         expect.write_text(text.replace("but it should be on {device}", "but it belongs on {device}"))
         second = check()
         assert "but it belongs on sim:0" in second.stdout, second.stdout + second.stderr
         assert not set(old.values()) & set(zygote_pids(where).values())
-        assert wait_for(lambda: not any(workers._live(old.values())), 30), "the old daemon kept running"
+        assert wait_for(lambda: not any(judging._live(old.values())), 30), "the old daemon kept running"
     finally:
         stop()
     assert wait_for(lambda: not serving(where), 30)
@@ -158,8 +160,8 @@ def test_the_end_of_a_dying_workers_output_reaches_its_message(tmp_path):
         os.close(ofd)
     assert lines == [] and stopped is None and os.waitstatus_to_exitcode(status) == 3
     assert output.endswith("GraderSetupError: the line that says why\n")
-    assert len(output) <= workers.OUTPUT_TAIL < len(noise)
-    answer = workers.judge(lines, "token", 64, status, stopped, 0, output, {"spec": "cpu"})
+    assert len(output) <= judging.OUTPUT_TAIL < len(noise)
+    answer = judging.judge(lines, "token", 64, status, stopped, 0, output, {"spec": "cpu"})
     (problem,) = answer["results"]
     assert problem["check"] == "(grader process)" and problem["outcome"] == "failed"
     assert problem["message"].startswith("the grader could not run:")

@@ -1,4 +1,4 @@
-"""The learner's progress (grader.progress) and the classroom's points blocks (grader.classroom.blocks) in
+"""The learner's progress (grader.learner.progress) and the classroom's points blocks (grader.classroom.blocks) in
 process, value by value: what the commands of tests/test_cli.py, test_newcomer.py and the classroom loop of
 test_classroom.py rely on, checked exactly here so that a changed value is seen in a second, not only
 through a subprocess. (Written for the mutation report, issue 31: each test fails on a mutant that survived
@@ -11,10 +11,11 @@ import os
 
 import pytest
 
-from grader import course, progress
+from grader.learner import progress
+from grader.catalog import course
 from grader.classroom import blocks
-from grader.progress import DONE, FAILING, NOT_STARTED, SKIPPED, Progress
-from grader.runner import CheckResult
+from grader.learner.progress import DONE, FAILING, NOT_STARTED, SKIPPED, Progress
+from grader.engine.runner import CheckResult
 
 EXERCISES = course.load()
 FIRST, SECOND, THIRD = EXERCISES[:3]
@@ -294,7 +295,7 @@ def test_a_verdict_names_each_failed_check_once_or_the_blocks_that_pass():
 
 def test_cost_checks_find_the_helpers_by_name_or_attribute_once_per_file(tmp_path):
     grader = tmp_path / "test_made_up.py"
-    grader.write_text("from grader import expect\nfrom grader.expect import measure\n\n"
+    grader.write_text("from grader.engine import expect\nfrom grader.engine.expect import measure\n\n"
                       "def test_by_attribute():\n    expect.no_round_trips(lambda: 0)\n\n"
                       "def test_by_name():\n    with measure():\n        pass\n\n"
                       "def test_other():\n    expect.fail('x')\n\n"

@@ -7,7 +7,8 @@ import textwrap
 import nbformat
 import pytest
 
-from grader import course, runner
+from grader.engine import runner
+from grader.catalog import course
 
 EX = course.get("masked_mean")
 LOOP_LIMIT = 3  # seconds per check where a test waits for the time limit on purpose

@@ -4,7 +4,9 @@ right_*.py pass on every leg; wrong_*.py fail with the phrase of their '# expect
 
 import pytest
 
-from grader import ROOT, course, runner
+from grader import ROOT
+from grader.engine import runner
+from grader.catalog import course
 
 TAG = "# held for: GPU verdict rows"
 HELD = sorted(p for p in (ROOT / "tests" / "held").glob("*/*.py")

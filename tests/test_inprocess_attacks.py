@@ -3,7 +3,7 @@ plain names, the grader's own state rebound, the judge's secret read from memory
 
 Each submission passes the source policy (asserted), keeps the bug (masked_mean over every position), and would
 pass if its trick worked: the payload, hidden as hex, binds a right masked_mean to the file's name after the
-scan. Each is graded through the real engine (grader.runner, warm workers) and must fail with a message that
+scan. Each is graded through the real engine (grader.engine.runner, warm workers) and must fail with a message that
 names what was refused; the honest fixes and the next grading are unaffected."""
 
 import dataclasses
@@ -12,7 +12,9 @@ import textwrap
 
 import pytest
 
-from grader import course, integrity, runner
+from grader.engine import runner
+from grader.guard import integrity
+from grader.catalog import course
 
 EX = dataclasses.replace(course.get("masked_mean"), timeout=6)
 WRONG = """
@@ -138,16 +140,16 @@ def test_a_heap_walk_through_gc_under_a_plain_name_is_refused(tmp_path):
 
 def test_rebinding_the_baseline_global_and_then_torch_is_found(tmp_path):
     g = grade(tmp_path, reach=True, body="""
-    _set(_modules["grader.integrity"], "base" + "line", None)  # the compare was off with it
+    _set(_modules["grader.guard.integrity"], "base" + "line", None)  # the compare was off with it
     _set(torch, "allclose", lambda *a, **k: True)
     """)
-    text = refused(g, "grader.integrity.baseline")
+    text = refused(g, "grader.guard.integrity.baseline")
     assert "torch.allclose" in text
 
 
 def test_the_plugin_hooks_state_can_be_neither_read_nor_replaced(tmp_path):
     g = grade(tmp_path, reach=True, body="""
-    _plugin = _modules["grader.plugin"]
+    _plugin = _modules["grader.engine.plugin"]
     try:
         _held = _get(_get(_plugin, "pytest_runtest_makereport"), "__def" + "aults__")
     except Exception as e:
@@ -196,7 +198,7 @@ while _todo and len(_seen) < 100000 and not _senders:
         elif _t in (list, tuple, set, frozenset):
             _todo += list(_o)
         elif _t is _function:
-            if _o.__qualname__ == "_run.<locals>.send":  # the worker's channel (grader.workers)
+            if _o.__qualname__ == "_run.<locals>.send":  # the worker's channel (grader.engine.workers)
                 _senders.append(_o)
             _todo += [_get(_o, "__clo" + "sure__"), _get(_o, "__wrap" + "ped__", None)]
         elif _t.__name__ == "cell":
@@ -249,7 +251,7 @@ def test_honest_files_and_the_next_grading_are_unaffected(tmp_path):
 
 def test_a_function_bound_after_the_scan_is_not_what_the_checks_call(tmp_path):
     # the layer behind the guard, on its own: a right function compiled from text and bound to the file's name
-    from grader.submission import Submission, SubmissionError
+    from grader.engine.submission import Submission, SubmissionError
 
     f = tmp_path / "attempt.py"
     f.write_text(WRONG)

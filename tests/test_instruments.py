@@ -9,8 +9,10 @@ import textwrap
 
 import pytest
 
-from grader import ROOT, course, runner, simulated
-from grader.runner import CheckResult, Grade
+from grader import ROOT, simulated
+from grader.engine import runner
+from grader.catalog import course
+from grader.engine.runner import CheckResult, Grade
 
 # Each snippet runs inside `with measure(dev) as m:`, with x = torch.randn(4, 3) on dev.
 SNIPPETS = {
@@ -108,7 +110,7 @@ SNIPPETS.update({f"{name}_inference": "with torch.inference_mode():\n" + textwra
 SCRIPT = """
 import json, sys, torch
 from grader import simulated
-from grader.instruments import measure
+from grader.engine.instruments import measure
 if sys.argv[1].startswith("sim"):
     simulated.install()
 snippets = json.loads(sys.argv[2])
@@ -280,8 +282,9 @@ def test_the_grader_s_own_wrappers_are_not_tampering_but_the_learner_s_are():
     check must accept them, still see a learner's replacement made meanwhile, and find torch's own after."""
     done = subprocess.run([sys.executable, "-c", textwrap.dedent("""
         import torch
-        from grader import integrity, simulated
-        from grader.instruments import measure
+        from grader import simulated
+        from grader.guard import integrity
+        from grader.engine.instruments import measure
         simulated.install()
         original = torch.accelerator.synchronize
         integrity.baseline = integrity.Baseline()
@@ -303,7 +306,7 @@ def test_a_stand_in_for_an_inherited_method_leaves_it_inherited():
     # simulator defines Tensor.new_tensor itself, so sim legs passed: GPU verdict tables, fourteenth session).
     import torch
 
-    from grader import integrity
+    from grader.guard import integrity
 
     class Base:
         def method(self):
@@ -363,7 +366,7 @@ def test_a_grade_with_nothing_run_is_not_a_pass():
 
 
 def test_a_bug_that_shows_on_accelerators_is_not_passed_by_the_cpu_alone():
-    from grader import course
+    from grader.catalog import course
 
     ex = course.get("masked_mean")
     results = [CheckResult("test_x", "cpu", "passed"), CheckResult("test_x", "sim:0", "skipped", "cannot run")]
@@ -376,7 +379,8 @@ def test_a_bug_that_shows_on_accelerators_is_not_passed_by_the_cpu_alone():
 def test_no_round_trips_names_what_it_counted(tmp_path):
     """A masked_mean that copies its inputs to the CPU and back passes every value check; the round-trip
     check alone refuses it, on every accelerator (simulated or real), saying what it counted."""
-    from grader import course, runner
+    from grader.engine import runner
+    from grader.catalog import course
 
     f = tmp_path / "round_trip.py"
     f.write_text(textwrap.dedent("""
@@ -418,7 +422,8 @@ def helper(read):
 '''
 LINES_SCRIPT = """
 import importlib.util, json, sys, torch
-from grader import instruments, simulated
+from grader import simulated
+from grader.engine import instruments
 simulated.install()
 spec = importlib.util.spec_from_file_location("learner", sys.argv[1])
 learner = importlib.util.module_from_spec(spec)
@@ -475,7 +480,7 @@ def test_each_counted_event_names_the_learner_line_that_caused_it_on_every_leg(t
 
 
 def _line(number, code="x.item()"):
-    from grader.instruments import Line
+    from grader.engine.instruments import Line
 
     return Line(number, code)
 
@@ -485,7 +490,7 @@ def test_lines_are_grouped_most_frequent_first_and_at_most_three_are_named():
 
     import torch
 
-    from grader.instruments import Measurement
+    from grader.engine.instruments import Measurement
 
     m = Measurement(torch.device("meta"), host_reads=11)
     m.read_lines = Counter({_line(3): 1, _line(14, "loss.item()"): 6, _line(20): 2, _line(7, "int(t)"): 1,
@@ -505,7 +510,7 @@ def test_lines_are_grouped_most_frequent_first_and_at_most_three_are_named():
 def test_a_measurement_with_no_learner_line_reads_as_before():
     import torch
 
-    from grader.instruments import Measurement
+    from grader.engine.instruments import Measurement
 
     m = Measurement(torch.device("meta"), host_reads=2, explicit_syncs=1)
     assert m.describe_waits() == ("2 reads of a meta value by Python (.item(), int(), float(), bool(), .tolist() or "

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import course, integrity, runner
+from grader.engine import runner
+from grader.guard import integrity
+from grader.catalog import course
 
 EX = dataclasses.replace(course.get("masked_mean"), timeout=4)
 # A correct body, so that only the trick can make a submission fail.
@@ -87,12 +89,12 @@ def test_replacing_at_import_time(tmp_path):
 
 
 @pytest.mark.parametrize("line, found", [
-    ("import grader.expect as e; e.expect_close = lambda *a, **k: None", "imports grader.expect"),
+    ("import grader.engine.expect as e; e.expect_close = lambda *a, **k: None", "imports grader.engine.expect"),
     ("from _pytest import outcomes", "imports from _pytest"),
     ("import pytest", "imports pytest"),
-    ("import sys; sys.modules['grader.expect'].fail = print", "uses sys.modules"),
+    ("import sys; sys.modules['grader.engine.expect'].fail = print", "uses sys.modules"),
     ("import gc; everything = gc.get_objects()", "uses gc.get_objects"),
-    ("g = __import__('grader.expect')", "uses __import__"),
+    ("g = __import__('grader.engine.expect')", "uses __import__"),
     ("on_sim = lambda x: x.device.type == 'sim'", "names the simulated accelerator"),
     ("import os; grading = 'PYTEST_CURRENT_TEST' in os.environ", "mentions 'PYTEST_CURRENT_TEST'"),
     ("torch.Tensor.__eq__ = lambda a, b: True", "writes torch.Tensor.__eq__, a special attribute"),
@@ -272,7 +274,7 @@ def test_the_baseline_sees_a_replaced_function_a_new_method_and_a_changed_check_
     monkeypatch.setattr(integrity.Baseline, "extra", lambda self: None, raising=False)
     monkeypatch.setattr(checks, "helper", max)
     checks.TOLERANCES["sizes"].append(3)
-    found = ["grader.integrity.Baseline.extra", "grader.integrity.scan", "the check module test_probe.TOLERANCES "
+    found = ["grader.guard.integrity.Baseline.extra", "grader.guard.integrity.scan", "the check module test_probe.TOLERANCES "
              "(what it holds)", "the check module test_probe.helper"]
     assert sorted(baseline.changed()) == found and sorted(sealed()) == found
     monkeypatch.undo()
@@ -282,7 +284,7 @@ def test_the_baseline_sees_a_replaced_function_a_new_method_and_a_changed_check_
 
 def test_a_submission_changed_on_disk_is_scanned_again(tmp_path):
     # the compiled, scanned code is kept per process by its source: a new source is never taken for the old one
-    from grader.submission import Submission, SubmissionError
+    from grader.engine.submission import Submission, SubmissionError
 
     f = tmp_path / "answer.py"
     f.write_text("x = 1\n")

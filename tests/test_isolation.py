@@ -1,4 +1,4 @@
-"""A submission runs confined by the operating system (grader.sandbox): it cannot write outside a private
+"""A submission runs confined by the operating system (grader.guard.sandbox): it cannot write outside a private
 temporary folder, open a TCP connection, signal the grader's processes or ask the daemon to grade or stop.
 Each attack is a real file graded through the real engine, written as an attacker with the source would; each
 must fail with a message the learner understands, leave nothing behind, and the exercise's real solution,
@@ -16,7 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import ROOT, course, daemon, report, runner, sandbox, workers
+from grader import ROOT
+from grader.learner import report
+from grader.engine import daemon, process_setup, runner, workers
+from grader.guard import sandbox
+from grader.catalog import course
 
 EX = dataclasses.replace(course.get("masked_mean"), timeout=10)
 # A correct body: only the attack can make a submission fail.
@@ -32,7 +36,7 @@ def _right(x, lengths):
 ISOLATED = sandbox.status()
 needs_landlock = pytest.mark.skipif(not ISOLATED.available, reason=f"no isolation here: {ISOLATED.how}")
 PRIVATE_FOLDER = "grading runs with write access only to a private temporary folder"
-GPUS = workers._has_nvidia_gpus()
+GPUS = process_setup._has_nvidia_gpus()
 
 
 def attack(tmp_path, body: str, device="cpu"):
@@ -53,7 +57,7 @@ def the_solution_still_passes(device="cpu"):
     assert g.passed, [r.message for r in g.failures]
     assert g.isolation and not g.unisolated, g.isolation
     # Confined with one thread; on a machine with NVIDIA GPUs the real legs are confined once CUDA has started
-    # (CUDA cannot start confined: grader.workers._confine_soon), which the line says.
+    # (CUDA cannot start confined: grader.engine.process_setup._confine_soon), which the line says.
     assert all(i["how"] == ISOLATED.how or (GPUS and i["how"].startswith(f"{ISOLATED.how} (") and
                                             "thread(s) started before were not confined" in i["how"])
                for i in g.isolation), g.isolation
@@ -406,7 +410,7 @@ def test_spawned_workers_are_confined_too(tmp_path, monkeypatch):
 
 @needs_landlock
 def test_a_host_without_namespaces_is_not_fully_isolated_and_says_what_is_missing(monkeypatch):
-    from grader import containment
+    from grader.guard import containment
     from grader.classroom import isolation
 
     monkeypatch.setattr(containment, "probe", lambda: "no namespaces (Operation not permitted)")

@@ -1,4 +1,4 @@
-"""grader.lazy_dynamo: training runs without importing torch._dynamo, and whatever needs the real module gets it,
+"""grader.engine.lazy_dynamo: training runs without importing torch._dynamo, and whatever needs the real module gets it,
 once, with the functions disabled before then disabled by it. Each case runs in a fresh Python: the stand-in is
 process-wide, and this pytest process may have imported torch._dynamo already."""
 
@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PRELUDE = """
 import sys
 import torch
-from grader import lazy_dynamo
+from grader.engine import lazy_dynamo
 lazy_dynamo.install()
 assert lazy_dynamo.stand_in_active()
 
@@ -106,7 +106,7 @@ def test_a_function_disabled_by_the_stand_in_is_disabled_by_the_real_module_once
 
 
 def test_install_leaves_an_imported_dynamo_alone():
-    done = subprocess.run([sys.executable, "-c", "import sys, torch, torch._dynamo\nfrom grader import lazy_dynamo\n"
+    done = subprocess.run([sys.executable, "-c", "import sys, torch, torch._dynamo\nfrom grader.engine import lazy_dynamo\n"
                            "real = sys.modules['torch._dynamo']\nlazy_dynamo.install()\n"
                            "print(sys.modules['torch._dynamo'] is real, lazy_dynamo.stand_in_active())"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -114,7 +114,7 @@ def test_install_leaves_an_imported_dynamo_alone():
 
 
 def test_grading_processes_keep_the_stand_in_through_their_warm_up():
-    done = subprocess.run([sys.executable, "-c", "from grader import lazy_dynamo, workers\nworkers._prepare_common()\n"
+    done = subprocess.run([sys.executable, "-c", "from grader.engine import lazy_dynamo, workers\nworkers._prepare_common()\n"
                            "workers._warm_up()\nprint(lazy_dynamo.stand_in_active())"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == ["True"], done.stderr

@@ -5,7 +5,9 @@ checks that the false explanation is gone.)"""
 
 import pytest
 
-from grader import ROOT, course, runner, simulated
+from grader import ROOT, simulated
+from grader.engine import runner
+from grader.catalog import course
 
 pytestmark = pytest.mark.skipif(not simulated.is_supported(), reason="the simulated accelerator needs torch >= 2.5")
 

@@ -12,7 +12,7 @@ import re
 import pexpect
 import pytest
 
-from grader import book_links, course
+from grader.catalog import book_links, course
 from tests.learner import DEVCOURSE, devcourse, fix, learner_env, make_course_copy
 
 

@@ -13,7 +13,10 @@ import shutil
 import pexpect
 import pytest
 
-from grader import ROOT, course, limits, report, runner
+from grader import ROOT
+from grader.learner import report
+from grader.engine import limits, runner
+from grader.catalog import course
 from tests.learner import DEVCOURSE, devcourse, exercise_file, fix, learner_env, make_course_copy, summary_rows
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")

@@ -9,7 +9,9 @@ import json
 import nbformat
 from nbclient import NotebookClient
 
-from grader import ROOT, course, notebooks
+from grader import ROOT
+from grader.authoring import notebooks
+from grader.catalog import course
 from grader.authoring import derived
 from tests.learner import learner_env, make_course_copy
 
@@ -17,7 +19,7 @@ from tests.learner import learner_env, make_course_copy
 def test_notebooks_are_in_step():
     # the checks devcourse dev check makes before it regenerates them
     stale = [p.name for p in derived.stale_chapter_notebooks()]
-    assert not stale, f"{stale} missing or stale: run python -m grader.notebooks (or devcourse dev check)"
+    assert not stale, f"{stale} missing or stale: run python -m grader.authoring.notebooks (or devcourse dev check)"
 
 
 def test_no_stray_notebooks_and_every_exercise_once():
@@ -30,7 +32,7 @@ def test_no_stray_notebooks_and_every_exercise_once():
 
 def test_shipped_copy_matches_the_exercises():
     # what `devcourse reset` restores
-    assert not derived.shipped_copy_is_stale(), "grader/shipped_exercises.json is stale: run python -m grader.notebooks"
+    assert not derived.shipped_copy_is_stale(), "grader/shipped_exercises.json is stale: run python -m grader.authoring.notebooks"
 
 
 def test_exercise_cell_holds_the_shipped_code():

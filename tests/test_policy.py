@@ -1,4 +1,4 @@
-"""The source policy (grader/policy.py): every fix of the course passes it, and every construct it refuses is
+"""The source policy (grader/guard/policy.py): every fix of the course passes it, and every construct it refuses is
 refused on the line that uses it, however it is spelled. The issue's bypasses are also graded through the
 runner: refused before any of their code runs."""
 
@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import course, integrity, policy, runner
+from grader.engine import runner
+from grader.guard import integrity, policy
+from grader.catalog import course
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -85,7 +87,7 @@ def test_what_fixes_need_stays_allowed(source):
 # Each attack: the construct on its line (counted from the first line of the snippet), and what the finding says.
 ATTACKS = [
     # The issue's bypasses of the scan by name.
-    ("m = os.sys.modules['grader.expect']", 1, "uses os.sys.modules"),
+    ("m = os.sys.modules['grader.engine.expect']", 1, "uses os.sys.modules"),
     ("hook = getattr(sys, 'set' + 'trace')", 1, "calls getattr with a computed attribute name"),
     ("b = print.__self__", 1, "uses print.__self__, a special attribute"),
     ("ex = vars()['__builtins__']['exec']", 1, "calls vars() without exactly one object"),
@@ -146,7 +148,7 @@ ATTACKS = [
     ("class A(**{'meta' + 'class': Meta}):\n    pass", 1, "gives the class A a metaclass"),
     # Builtins that reach every name or run strings.
     ("g = globals()", 1, "uses globals"), ("l = locals()", 1, "uses locals"),
-    ("b = __builtins__", 1, "uses __builtins__"), ("m = __import__('grader.expect')", 1, "uses __import__"),
+    ("b = __builtins__", 1, "uses __builtins__"), ("m = __import__('grader.engine.expect')", 1, "uses __import__"),
     ("exec('x = 1')", 1, "uses exec"), ("y = eval('1')", 1, "uses eval"),
     ("c = compile('1', 'f', 'eval')", 1, "uses compile"), ("breakpoint()", 1, "uses breakpoint"),
     ("each = map(vars, modules_list)", 1, "uses vars"),
@@ -184,9 +186,9 @@ ATTACKS = [
     ("torch.nn.modules.module.register_module_forward_hook(lambda m, i, o: o * 0)", 1,
      "a global hook"),
     ("torch.optim.optimizer.register_optimizer_step_pre_hook(lambda o, a, k: None)", 1, "a global hook"),
-    ("m = torch.ops.import_module('grader.expect')", 1, "uses torch.ops.import_module"),
+    ("m = torch.ops.import_module('grader.engine.expect')", 1, "uses torch.ops.import_module"),
     ("rt = torch.cuda.cudart()", 1, "uses torch.cuda.cudart"),
-    ("help('grader.expect')", 1, "uses help"),
+    ("help('grader.engine.expect')", 1, "uses help"),
     ("for k, v in sys.__dict__.items():\n    pass", 1, "lists the namespace of the module sys"),
     ("for k in vars(torch.Tensor):\n    pass", 1, "lists the namespace of the class torch.Tensor"),
     ("bases = type.mro(cls)", 1, "uses type.mro"),
@@ -200,12 +202,12 @@ ATTACKS = [
     ("s = os.st", 1, "uses os.st, which is the module stat"),  # a module under another name, found by what it is
     ("e = torch.builtins.eval", 1, "which is the builtin eval"),
     ("m = enum\nb = m.bltns", 2, "uses m.bltns, a module outside the allowed ones"),
-    ("f = typing.pkgutil.resolve_name('grader.expect:fail')", 1, "a module outside the allowed ones"),
-    ("p = torch.unittest.mock.patch('grader.expect.fail')", 1, "a module outside the allowed ones"),
+    ("f = typing.pkgutil.resolve_name('grader.engine.expect:fail')", 1, "a module outside the allowed ones"),
+    ("p = torch.unittest.mock.patch('grader.engine.expect.fail')", 1, "a module outside the allowed ones"),
     ("class M(torch.overrides.TorchFunctionMode):\n    pass", 1, "TorchFunctionMode"),
     ("import typing\nhints = typing.get_type_hints(f)", 2, "uses typing.get_type_hints"),
     # Imports a device fix never needs.
-    ("import grader.expect", 1, "imports grader.expect"), ("from grader import expect", 1, "imports from grader"),
+    ("import grader.engine.expect", 1, "imports grader.engine.expect"), ("from grader.engine import expect", 1, "imports from grader"),
     ("import pytest", 1, "imports pytest"), ("from _pytest import outcomes", 1, "imports from _pytest"),
     ("import pluggy", 1, "imports pluggy"), ("import inspect", 1, "imports inspect"),
     ("import ctypes", 1, "imports ctypes"), ("import builtins", 1, "imports builtins"),
@@ -286,7 +288,7 @@ def _right(x, lengths):
 def masked_mean(x, lengths):
 """
 ISSUE_BYPASSES = [
-    "    os.sys.modules['grader.expect'].fail = print",
+    "    os.sys.modules['grader.engine.expect'].fail = print",
     "    getattr(sys, 'set' + 'trace')(None)",
     "    print.__self__.exec('pass')",
     "    vars()['__builtins__']['exec']('pass')",

@@ -20,7 +20,9 @@ import pexpect
 import pytest
 from nbclient import NotebookClient
 
-from grader import ROOT, course, notebooks
+from grader import ROOT
+from grader.authoring import notebooks
+from grader.catalog import course
 from tests.learner import DEVCOURSE, devcourse, exercise_file, fix, learner_env, make_course_copy
 
 HANG_GUARD = 300  # seconds: only ever reached when something hangs

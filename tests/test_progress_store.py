@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from grader import course
-from grader.progress import DONE, FAILING, NOT_STARTED, SKIPPED, Progress
+from grader.catalog import course
+from grader.learner.progress import DONE, FAILING, NOT_STARTED, SKIPPED, Progress
 
 EXERCISES = course.load()
 ROUNDS = 5
@@ -40,8 +40,8 @@ def test_three_processes_writing_at_once_lose_nothing(path):
     writers = [python(f"""
         import os, time
         from pathlib import Path
-        from grader import course
-        from grader.progress import Progress, NOTEBOOK
+        from grader.catalog import course
+        from grader.learner.progress import Progress, NOTEBOOK
         exercises = course.load()[{i}::3][:{MINE}]
         while not Path({str(go)!r}).exists():
             time.sleep(0.005)
@@ -73,7 +73,8 @@ def test_a_writer_killed_mid_write_loses_nothing_and_blocks_nobody(path):
     writer = python(f"""
         import os, time
         from pathlib import Path
-        from grader import course, progress
+        from grader.learner import progress
+        from grader.catalog import course
         def stall(*_):
             Path({str(ready)!r}).touch()
             time.sleep(600)
@@ -129,7 +130,7 @@ def test_a_version_1_file_is_read_and_rewritten_as_version_2(path):
 def test_the_end_of_a_part_is_said_once_when_its_last_two_exercises_pass_in_two_commands(path):
     # Two commands, each holding a snapshot read before the other's pass: the end of the part is said by the
     # one that records last, and by it only (written from a stale snapshot, it was said by neither).
-    from grader import milestones
+    from grader.learner import milestones
 
     part = course.parts()[0]
     in_part = [e for e in EXERCISES if e.chapter in part.chapters]
@@ -152,7 +153,7 @@ def test_the_end_of_a_part_is_said_once_when_its_last_two_exercises_pass_in_two_
 def test_a_lock_held_too_long_stops_the_command_with_a_message(path, monkeypatch, capsys):
     import filelock
 
-    from grader import progress
+    from grader.learner import progress
 
     monkeypatch.setattr(progress, "LOCK_WAIT", 0.2)
     p = Progress.load(path)

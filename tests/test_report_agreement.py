@@ -13,7 +13,9 @@ import re
 
 import pytest
 
-from grader import course, report, runner
+from grader.learner import report
+from grader.engine import runner
+from grader.catalog import course
 from grader.classroom import blocks
 from grader.classroom import report as classroom_report
 from tests import report_parsing as parse

@@ -1,4 +1,4 @@
-"""grader.report in process, value by value: the titles, columns, groups of failures, cells, notes, headlines,
+"""grader.learner.report in process, value by value: the titles, columns, groups of failures, cells, notes, headlines,
 JSON, list and --all tables that `devcourse check`, watch and the notebooks print. tests/test_report_agreement.py
 holds real gradings' output against their --json and exit status; these pin each piece exactly on made-up
 results, so that the mutation run (issue 31) sees a changed value in a second."""
@@ -10,9 +10,10 @@ import dataclasses
 import pytest
 from rich.console import Console
 
-from grader import course, report
-from grader.progress import Progress
-from grader.runner import SIMULATOR_LIMIT, CheckResult, Grade
+from grader.learner import report
+from grader.catalog import course
+from grader.learner.progress import Progress
+from grader.engine.runner import SIMULATOR_LIMIT, CheckResult, Grade
 
 MM = course.get("masked_mean")
 ONE = dataclasses.replace(MM, points=1)
@@ -375,7 +376,7 @@ def test_the_machine_note_is_printed_only_when_there_is_one():
 
 
 def test_a_hint_ends_with_the_section_that_explains_it():
-    from grader import book_links
+    from grader.catalog import book_links
 
     explained = book_links.explained_line(MM)
     assert explained and explained in str(report.hint_text(MM, 1))

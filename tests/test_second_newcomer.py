@@ -15,7 +15,8 @@ import subprocess
 
 import pytest
 
-from grader import ROOT, course
+from grader import ROOT
+from grader.catalog import course
 from tests.learner import DEVCOURSE, devcourse, learner_env, make_course_copy
 
 

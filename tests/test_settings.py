@@ -1,4 +1,4 @@
-"""The engine's numeric settings (grader.settings): a value the grading processes cannot use stops the command
+"""The engine's numeric settings (grader.engine.settings): a value the grading processes cannot use stops the command
 that asked for a grading, with a message naming the variable, and starts no grading process."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import ROOT, daemon, settings
+from grader import ROOT
+from grader.engine import daemon, settings
 
 BAD = ["four", "0", "-1", "nan", "2.5", "1e3x"]
 

@@ -6,7 +6,9 @@ import subprocess
 import sys
 import textwrap
 
-from grader import ROOT, course, runner
+from grader import ROOT
+from grader.engine import runner
+from grader.catalog import course
 
 PICK = course.get("pick_device")
 

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from grader import ROOT, course
+from grader import ROOT
+from grader.catalog import course
 from grader.authoring import gpu_tables
 from tools.verdicts import merged, submissions
 

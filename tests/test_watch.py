@@ -10,7 +10,7 @@ import shutil
 import pexpect
 import pytest
 
-from grader import course
+from grader.catalog import course
 from tests.learner import DEVCOURSE, devcourse, exercise_file, fix, learner_env, make_course_copy
 
 NEXT = course.load()[0]  # once masked_mean passes: the first exercise not done, in course order

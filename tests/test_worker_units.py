@@ -1,4 +1,4 @@
-"""In-process tests of the grading processes' decisions (grader.limits, grader.daemon, grader.workers), for the
+"""In-process tests of the grading processes' decisions (grader.engine.limits, grader.engine.daemon, grader.engine.workers), for the
 mutation report (tools/mutation/modules.tsv; issue 31): each test runs in well under a second, with no daemon of
 its own. The same decisions are met through the real command in tests/test_front_end_decisions.py,
 test_daemon.py and test_grading_robustness.py; these tests pin the values behind them."""
@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import ROOT, containment, daemon, limits, workers
+from grader import ROOT
+from grader.guard import containment
+from grader.engine import daemon, judging, limits, process_setup, workers, zygote
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -382,7 +384,7 @@ def test_start_replaces_the_daemon_and_marks_it_starting(where, fake, monkeypatc
     assert f.stopped == set(workers.FAMILIES)  # the old one was asked to stop
     assert not any((where / f"{fam}.sock").exists() for fam in workers.FAMILIES)
     (args, kw), = launched
-    assert args == [sys.executable, "-m", "grader.workers", "serve", "--dir", str(where)]
+    assert args == [sys.executable, "-m", "grader.engine.workers", "serve", "--dir", str(where)]
     assert kw["cwd"] == ROOT and kw["start_new_session"] is True and kw["stdin"] == subprocess.DEVNULL
     assert kw["env"]["PYTHONPATH"] == os.pathsep.join([str(ROOT), "/somewhere/else"])
     assert kw["stdout"] is kw["stderr"] and kw["stdout"].name == str(where / "daemon.log")
@@ -459,7 +461,7 @@ COLLECTED = rec(collected=[["test_a", "cpu"], ["test_b", "cpu"]])
 
 
 def judged(lines, code=70, exit_code=70, stopped=None, leftovers=0, tail="", spec="cpu"):
-    return workers.judge(lines, TOKEN, exit_code, status_of(code) if code is not None else None, stopped,
+    return judging.judge(lines, TOKEN, exit_code, status_of(code) if code is not None else None, stopped,
                          leftovers, tail, {"spec": spec})
 
 
@@ -512,7 +514,7 @@ def test_judge_says_why_the_grader_could_not_run():
     assert from_output["results"][0]["message"] == "the grader could not run: line 4\nline 5\nline 6\nline 7\nline 8"
     assert judged([], code=-9)["results"][0]["message"] == (
         "the grader could not run: it ended before listing its checks")
-    assert workers._last_lines("a\nb\nc", 2) == "b\nc"
+    assert judging._last_lines("a\nb\nc", 2) == "b\nc"
 
 
 def test_judge_names_what_ended_the_run_early():
@@ -567,24 +569,24 @@ def test_judge_counts_the_processes_left_running():
 # ------------------------------------------------------------------------------------------------ workers: the rest
 def test_the_worker_mode_and_its_settings(monkeypatch):
     monkeypatch.setenv("DEVCOURSE_WORKERS", "spawn")
-    assert workers.use_fork() is False
+    assert process_setup.use_fork() is False
     monkeypatch.setenv("DEVCOURSE_WORKERS", "fork")
-    assert workers.use_fork() is True
+    assert process_setup.use_fork() is True
     monkeypatch.setenv("DEVCOURSE_WORKERS", "")
-    assert workers.use_fork() is sys.platform.startswith("linux")
-    monkeypatch.setattr(workers, "_fork", None)
-    assert workers.use_fork() is False
-    assert (workers.GRACE_SECONDS, workers.OUTPUT_TAIL, workers.START_LIMIT, workers.STOP_ALL) == (5.0, 4000, 120.0, 3)
+    assert process_setup.use_fork() is sys.platform.startswith("linux")
+    monkeypatch.setattr(process_setup, "_fork", None)
+    assert process_setup.use_fork() is False
+    assert (judging.GRACE_SECONDS, judging.OUTPUT_TAIL, judging.START_LIMIT, workers.STOP_ALL) == (5.0, 4000, 120.0, 3)
     assert workers.MAX_JOBS == max(2, os.cpu_count() or 2)
     assert set_at_import("IDLE_SECONDS") == "900.0"  # 15 minutes
 
 
 def set_at_import(name: str, told: dict[str, str] | None = None, cores: int | None = None) -> str:
-    """grader.workers.NAME as a fresh process sets it at import, told only `told` of the DEVCOURSE_ settings
+    """grader.engine.workers.NAME as a fresh process sets it at import, told only `told` of the DEVCOURSE_ settings
     (and seeing `cores` cores, if given); else what that process wrote to stderr."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("DEVCOURSE_")}
     seen = f"import os; os.cpu_count = lambda: {cores}\n" if cores else ""
-    script = f"{seen}from grader import workers; print(workers.{name})"
+    script = f"{seen}from grader.engine import workers; print(workers.{name})"
     out = subprocess.run([sys.executable, "-c", script], env={**env, **(told or {})}, capture_output=True, text=True,
                          timeout=120, cwd=ROOT)
     return out.stdout.strip() or out.stderr
@@ -592,58 +594,58 @@ def set_at_import(name: str, told: dict[str, str] | None = None, cores: int | No
 
 def test_ready_workers_warm_the_gpus_of_the_real_family_unless_told_not_to(monkeypatch):
     monkeypatch.delenv("DEVCOURSE_WARM_GPUS", raising=False)
-    assert workers.warms_gpus("real") and not workers.warms_gpus("sim")
+    assert process_setup.warms_gpus("real") and not process_setup.warms_gpus("sim")
     monkeypatch.setenv("DEVCOURSE_WARM_GPUS", "0")
-    assert not workers.warms_gpus("real")
+    assert not process_setup.warms_gpus("real")
     monkeypatch.setenv("DEVCOURSE_WARM_GPUS", "1")
-    assert workers.warms_gpus("real")
+    assert process_setup.warms_gpus("real")
 
 
 def test_a_worker_confines_itself_at_once_unless_cuda_must_start_first(monkeypatch):
     confined = []
-    monkeypatch.setattr(workers, "_confine", confined.append)
-    monkeypatch.setattr(workers, "_private_dir", None)
-    monkeypatch.setattr(workers, "_has_nvidia_gpus", lambda: True)
-    workers._confine_soon("p1", "real", gpus_started=False)  # later: _run confines once CUDA has started
-    assert confined == [] and workers._private_dir == "p1"
-    workers._confine_soon("p2", "real", gpus_started=True)
-    workers._confine_soon("p3", "sim", gpus_started=False)
-    monkeypatch.setattr(workers, "_has_nvidia_gpus", lambda: False)
-    workers._confine_soon("p4", "real", gpus_started=False)
+    monkeypatch.setattr(process_setup, "_confine", confined.append)
+    monkeypatch.setattr(process_setup, "_private_dir", None)
+    monkeypatch.setattr(process_setup, "_has_nvidia_gpus", lambda: True)
+    process_setup._confine_soon("p1", "real", gpus_started=False)  # later: _run confines once CUDA has started
+    assert confined == [] and process_setup._private_dir == "p1"
+    process_setup._confine_soon("p2", "real", gpus_started=True)
+    process_setup._confine_soon("p3", "sim", gpus_started=False)
+    monkeypatch.setattr(process_setup, "_has_nvidia_gpus", lambda: False)
+    process_setup._confine_soon("p4", "real", gpus_started=False)
     assert confined == ["p2", "p3", "p4"]
     # _run: a worker left unconfined for CUDA is confined there, once; one confined already is not again
     confined.clear()
-    monkeypatch.setattr(workers, "_isolation", None)
-    workers._confine_if_deferred()
-    workers._private_dir = None  # (not deferred: confined at once)
-    workers._confine_if_deferred()
-    workers._private_dir = "p5"
-    monkeypatch.setattr(workers, "_isolation", object())
-    workers._confine_if_deferred()
+    monkeypatch.setattr(process_setup, "_isolation", None)
+    process_setup._confine_if_deferred()
+    process_setup._private_dir = None  # (not deferred: confined at once)
+    process_setup._confine_if_deferred()
+    process_setup._private_dir = "p5"
+    monkeypatch.setattr(process_setup, "_isolation", object())
+    process_setup._confine_if_deferred()
     assert confined == ["p1"]
 
 
 def test_a_spare_on_an_nvidia_machine_confines_itself_once_cuda_has_started(monkeypatch):
     # spawn mode: a spare of the real family has not started CUDA when it begins, so it defers its confinement
     confined = []
-    monkeypatch.setattr(workers, "_confine", confined.append)
-    monkeypatch.setattr(workers, "_private_dir", None)
-    monkeypatch.setattr(workers, "_has_nvidia_gpus", lambda: True)
+    monkeypatch.setattr(process_setup, "_confine", confined.append)
+    monkeypatch.setattr(process_setup, "_private_dir", None)
+    monkeypatch.setattr(process_setup, "_has_nvidia_gpus", lambda: True)
     monkeypatch.setattr(workers, "_prepare", lambda family: None)
     monkeypatch.setattr(workers, "_warm_up", lambda: None)
     monkeypatch.setattr(workers, "_exit", sys.exit)
     monkeypatch.setattr(sys, "stdin", __import__("io").StringIO(""))  # no job comes: the daemon is ending
     with pytest.raises(SystemExit) as ended:
         workers._spare_main("real", -1, "p")
-    assert confined == [] and workers._private_dir == "p" and ended.value.code == 0
+    assert confined == [] and process_setup._private_dir == "p" and ended.value.code == 0
 
 
 def test_the_pytest_arguments_of_a_job():
     job = {"grader": "/g/checks/test_x.py", "submission": "/s/x.py", "spec": "sim", "timeout": 10}
-    args = workers._pytest_args(job)
+    args = grading_process._pytest_args(job)
     assert args[0] == "/g/checks/test_x.py"
-    assert [a for a in args if a.startswith("-pno:")] == [f"-pno:{n}" for n in workers.UNUSED_PYTEST_PLUGINS]
-    rest = args[1 + len(workers.UNUSED_PYTEST_PLUGINS):]
+    assert [a for a in args if a.startswith("-pno:")] == [f"-pno:{n}" for n in grading_process.UNUSED_PYTEST_PLUGINS]
+    rest = args[1 + len(grading_process.UNUSED_PYTEST_PLUGINS):]
     assert rest == ["--assert=plain", "-c", os.devnull, "--rootdir", "/g/checks", "--confcutdir", "/g/checks",
                     "--timeout=60",
                     "--cpu-timeout=10", "--submission", "/s/x.py", "--device", "sim", "-q", "--no-header",
@@ -656,8 +658,10 @@ def test_the_code_digest_follows_the_workers_code_and_the_isolation_setting(monk
     monkeypatch.setenv("DEVCOURSE_ISOLATION", "off")
     assert workers.code_digest() != first
     monkeypatch.delenv("DEVCOURSE_ISOLATION")
-    for changed in (Path(workers.__file__).with_name("plugin.py"),
-                    Path(workers.__file__).parent / "simulated" / "tensor.py"):
+    from grader import ROOT
+
+    for changed in (Path(workers.__file__).with_name("plugin.py"), ROOT / "grader" / "guard" / "policy.py",
+                    ROOT / "grader" / "simulated" / "tensor.py"):
         st = changed.stat()
         try:
             os.utime(changed, ns=(st.st_atime_ns, st.st_mtime_ns + 1000))
@@ -669,8 +673,8 @@ def test_the_code_digest_follows_the_workers_code_and_the_isolation_setting(monk
 
 @linux
 def test_process_states_and_children():
-    assert workers._stat(os.getpid())[0] in "RS"
-    assert workers._stat(2**22 + 12345) is None
+    assert judging._stat(os.getpid())[0] in "RS"
+    assert judging._stat(2**22 + 12345) is None
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
     try:
         assert child.pid in containment._children(os.getpid())
@@ -682,7 +686,7 @@ def test_process_states_and_children():
     assert child.pid not in containment._live_below(os.getpid())  # a zombie
     handlers = {child.pid, 1}
     workers._reap(handlers)
-    assert handlers == {1} and workers._stat(child.pid) is None
+    assert handlers == {1} and judging._stat(child.pid) is None
     workers._reap(handlers)  # nothing left to reap: no error
     assert containment._children(2**22 + 12345) == set()
 
@@ -735,14 +739,14 @@ def collected(pid: int, rfd: int, ofd: int):
     """Zygote._collect of a worker's records and output pipes (closed after), by a zygote with no client."""
     zygote = type("Z", (), {"client": None})()
     try:
-        return workers.Zygote._collect(zygote, pid, rfd, ofd, timeout=60)
+        return zygote.Zygote._collect(zygote, pid, rfd, ofd, timeout=60)
     finally:
         os.close(rfd)
         os.close(ofd)
 
 
 def test_collect_stops_a_worker_that_never_starts_and_keeps_its_output_end(monkeypatch):
-    monkeypatch.setattr(workers, "START_LIMIT", 0.5)
+    monkeypatch.setattr(judging, "START_LIMIT", 0.5)
     rfd, wfd = os.pipe()
     ofd, owfd = os.pipe()
     worker = subprocess.Popen([sys.executable, "-c", "import sys, time; print('x' * 5000 + 'END', flush=True); "
@@ -753,7 +757,7 @@ def test_collect_stops_a_worker_that_never_starts_and_keeps_its_output_end(monke
     assert lines == [] and os.waitstatus_to_exitcode(status) == -signal.SIGKILL
     assert stopped == ("the grader stopped your code after 0.5 s without an answer (it ignored the time limit of "
                        "its check)")
-    assert output.endswith("END\n") and len(output) == workers.OUTPUT_TAIL
+    assert output.endswith("END\n") and len(output) == judging.OUTPUT_TAIL
 
 
 def test_collect_reads_records_and_stops_a_check_whose_client_hung_up(monkeypatch):
@@ -770,7 +774,7 @@ def test_collect_reads_records_and_stops_a_check_whose_client_hung_up(monkeypatc
     zygote = type("Z", (), {"client": ours.fileno()})()
     threading.Timer(1.5, theirs.close).start()
     try:
-        lines, output, status, stopped = workers.Zygote._collect(zygote, worker.pid, rfd, ofd, timeout=60,
+        lines, output, status, stopped = zygote.Zygote._collect(zygote, worker.pid, rfd, ofd, timeout=60,
                                                                  on_record=lambda: records.append(1))
     finally:
         os.close(rfd)
@@ -782,7 +786,7 @@ def test_collect_reads_records_and_stops_a_check_whose_client_hung_up(monkeypatc
 
 
 # ------------------------------------------------------------------------------------------------ workers: serving
-# The real daemon (grader.workers.serve, fork mode), started in a fresh process as grader.daemon starts it (a
+# The real daemon (grader.engine.workers.serve, fork mode), started in a fresh process as grader.engine.daemon starts it (a
 # fork of this test process would inherit what other tests of this pytest worker did: a simulator already in use
 # cannot be used again in a forked child), grading real jobs with the real graders.
 NOISE = ROOT / "solutions" / "01_tensors" / "noise_batch.py"
@@ -810,7 +814,7 @@ SERVED_MAX_JOBS = 2
 
 
 def start_daemon() -> tuple[Path, int]:
-    """grader.workers.serve (its workers forked from zygotes) in a new process of its own group, once both
+    """grader.engine.workers.serve (its workers forked from zygotes) in a new process of its own group, once both
     families answer: its folder and pid."""
     import tempfile
 
@@ -820,7 +824,7 @@ def start_daemon() -> tuple[Path, int]:
            "DEVCOURSE_MAX_JOBS": str(SERVED_MAX_JOBS)}
     env.pop("PYTEST_CURRENT_TEST", None)
     with open(folder / "daemon.log", "ab") as log:
-        process = subprocess.Popen([sys.executable, "-c", "import sys, pathlib; from grader import workers; "
+        process = subprocess.Popen([sys.executable, "-c", "import sys, pathlib; from grader.engine import workers; "
                                     "workers.serve(pathlib.Path(sys.argv[1]))", str(folder)],
                                    cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                    start_new_session=True)  # its own group: the test ends whatever it left
@@ -874,7 +878,7 @@ def holding_fix(tmp_path: Path) -> Path:
 
 #: What holding_fix prints where all is well.
 HELD_RIGHT = ("threads 1 sockets 0 capped True\n",) + (
-    ("threads 1 sockets 1 capped True\n",) if workers._has_nvidia_gpus() else ())
+    ("threads 1 sockets 1 capped True\n",) if process_setup._has_nvidia_gpus() else ())
 
 
 def slow_fix(tmp_path: Path, seconds: int) -> Path:
@@ -909,14 +913,14 @@ def test_the_daemon_answers_pings_with_its_code_and_grades_a_right_fix(served, t
     assert {leg for _, leg in outcomes(answer)} == {"cpu"}
     assert all(r["output"] in HELD_RIGHT for r in answer["results"]), [
         r["output"] for r in answer["results"]]
-    from grader import sandbox
+    from grader.guard import sandbox
 
     isolated = sandbox.status().available
     assert answer["isolation"]["isolated"] is isolated
     # on a machine with NVIDIA GPUs the real family is confined once CUDA has started, which the line says
     # (tests/test_isolation.py: the_solution_still_passes)
     how = answer["isolation"]["how"]
-    assert (how == sandbox.status().how or (workers._has_nvidia_gpus() and how.startswith(f"{sandbox.status().how} (")
+    assert (how == sandbox.status().how or (process_setup._has_nvidia_gpus() and how.startswith(f"{sandbox.status().how} (")
                                             and how.endswith("thread(s) started before were not confined)"))
             ) if isolated else how, how
     sim = graded_by(folder, "sim", job(NOISE, "sim"))
@@ -1045,7 +1049,7 @@ def test_the_daemon_grades_jobs_at_once_and_a_hung_up_check_does_not_stop_it(ser
 @linux
 def test_a_zygote_grades_at_most_max_jobs_at_once_and_answers_pings_meanwhile(served, tmp_path):
     # A job sent while MAX_JOBS checks run waits for one of them to end; a ping is answered meanwhile (a busy
-    # daemon is not a dead one: grader.daemon.ensure would wait for it, then replace it)
+    # daemon is not a dead one: grader.engine.daemon.ensure would wait for it, then replace it)
     folder, _ = served
     slow = slow_fix(tmp_path, 100)
     clients = []
@@ -1090,7 +1094,7 @@ def test_serve_runs_both_families_in_either_mode(monkeypatch, tmp_path):
     calls = []
     monkeypatch.setattr(workers, "_serve_forked", lambda folder, digest: calls.append(("forked", folder, digest)))
     monkeypatch.setattr(workers, "use_fork", lambda: True)
-    # Not this process's network: the daemon's own, made at its start (grader.namespaces).
+    # Not this process's network: the daemon's own, made at its start (grader.guard.namespaces).
     monkeypatch.setattr(workers.namespaces, "leave_network", lambda: calls.append("left the network"))
     folder = tmp_path / "a" / "b"
     workers.serve(folder)
@@ -1108,13 +1112,13 @@ def test_serve_runs_both_families_in_either_mode(monkeypatch, tmp_path):
     calls.clear()
     workers.serve(folder)
     digest = workers.code_digest()
-    assert calls == [[sys.executable, "-m", "grader.workers", "zygote", "--family", "sim", "--dir", str(folder),
+    assert calls == [[sys.executable, "-m", "grader.engine.workers", "zygote", "--family", "sim", "--dir", str(folder),
                       "--digest", digest],
                      (("real", folder, digest), {"keep": frozenset({4321})}), "sim terminated"]
 
 
 class _Answering:
-    """grader.workers._answer run on a thread of this process, for a zygote that cannot grade (`broken`): what
+    """grader.engine.workers._answer run on a thread of this process, for a zygote that cannot grade (`broken`): what
     it answers, and why it returned."""
 
     def __init__(self, where: Path, broken: str | None, until: int | None = None):
@@ -1243,7 +1247,7 @@ def test_a_stop_ends_the_daemon_and_removes_its_sockets(served, tmp_path):
 def test_a_check_module_that_cannot_be_collected_is_reported_instead_of_the_list():
     from types import SimpleNamespace
 
-    from grader import plugin
+    from grader.engine import plugin
 
     sent = []
     reporter = plugin.ChannelReporter(sent.append)
@@ -1308,21 +1312,21 @@ def test_collect_keeps_the_end_of_what_a_worker_wrote_just_before_it_ended():
     os.waitid(os.P_PID, worker.pid, os.WEXITED | os.WNOWAIT)  # ended, everything still in the pipes
     lines, output, status, stopped = collected(worker.pid, rfd, ofd)
     assert len(lines) == 20000 and lines[-1] == '{"n": 19999}' and stopped is None
-    assert output.endswith("END") and len(output) == workers.OUTPUT_TAIL
+    assert output.endswith("END") and len(output) == judging.OUTPUT_TAIL
 
 
 def test_a_sigterm_during_a_forks_own_hooks_still_ends_the_zygote():
     """A zygote ends on SIGTERM by raising SystemExit from its handler. A signal that lands while fork runs its
     after-fork hooks (logging's lock release, in the parent) would raise inside the hook, where Python prints the
-    exception and drops it, and the zygote would serve on after its daemon ended: workers._fork holds SIGTERM back
+    exception and drops it, and the zygote would serve on after its daemon ended: process_setup._fork holds SIGTERM back
     until the hooks have run. The signal is sent from a hook here, the worst moment."""
     code = textwrap.dedent("""
         import os, signal, sys
-        from grader import workers
+        from grader.engine import workers
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(7))
         os.register_at_fork(after_in_parent=lambda: os.kill(os.getpid(), signal.SIGTERM))
         try:
-            pid = workers._fork()
+            pid = process_setup._fork()
             if pid == 0:
                 os._exit(0)
             os.waitpid(pid, 0)
@@ -1343,7 +1347,7 @@ def test_a_sigterm_while_a_zygote_prepares_ends_it_once_prepared(tmp_path):
     file already removed, until idle). Here the preparation drops every exception itself."""
     code = textwrap.dedent("""
         import os, signal, sys, time, pathlib
-        from grader import workers
+        from grader.engine import workers
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         ready_r, ready_w = os.pipe()
         def preparing(family):
@@ -1381,8 +1385,8 @@ def test_a_sigterm_while_a_zygote_prepares_ends_it_once_prepared(tmp_path):
 def test_collect_gives_a_started_worker_its_checks_limit_not_the_start_allowance(monkeypatch):
     # Once the worker has said which checks it collected, silence longer than the check's limit and the grace
     # stops it: not the (longer) allowance for importing the grader and collecting the checks
-    monkeypatch.setattr(workers, "START_LIMIT", 5.0)
-    monkeypatch.setattr(workers, "GRACE_SECONDS", 0.2)
+    monkeypatch.setattr(judging, "START_LIMIT", 5.0)
+    monkeypatch.setattr(judging, "GRACE_SECONDS", 0.2)
     rfd, wfd = os.pipe()
     ofd, owfd = os.pipe()
     worker = subprocess.Popen([sys.executable, "-c", f"import os, time; os.write({wfd}, b'{{\"collected\": []}}\\n'); "
@@ -1391,7 +1395,7 @@ def test_collect_gives_a_started_worker_its_checks_limit_not_the_start_allowance
     os.close(owfd)
     zygote = type("Z", (), {"client": None})()
     try:
-        lines, _, status, stopped = workers.Zygote._collect(zygote, worker.pid, rfd, ofd, timeout=0.3)
+        lines, _, status, stopped = zygote.Zygote._collect(zygote, worker.pid, rfd, ofd, timeout=0.3)
     finally:
         os.close(rfd)
         os.close(ofd)
@@ -1400,9 +1404,9 @@ def test_collect_gives_a_started_worker_its_checks_limit_not_the_start_allowance
 
 
 def test_a_started_worker_may_be_silent_for_its_checks_limit_and_a_batch_also_for_an_answers_start():
-    assert workers.Zygote.silence_limit({"timeout": 30}) == limits.wall_limit(30.0)
-    batch = workers.Zygote.silence_limit({"timeout": 30, "submissions": []})
-    assert batch == limits.wall_limit(30.0) + workers.START_LIMIT
+    assert zygote.Zygote.silence_limit({"timeout": 30}) == limits.wall_limit(30.0)
+    batch = zygote.Zygote.silence_limit({"timeout": 30, "submissions": []})
+    assert batch == limits.wall_limit(30.0) + judging.START_LIMIT
 
 
 @linux
@@ -1412,7 +1416,7 @@ def test_a_zygote_whose_family_cannot_be_prepared_says_why_and_ends_as_asked(tmp
     or when idle (0). Run in a fresh process: a fork of this test process would inherit its threads."""
     code = textwrap.dedent("""
         import json, os, sys, pathlib
-        from grader import daemon, workers
+        from grader.engine import daemon, workers
         def no_simulator(family):
             raise RuntimeError("no simulator here")
         workers._prepare_family = no_simulator
@@ -1440,5 +1444,5 @@ def test_a_zygote_grades_two_jobs_at_once_even_on_one_core_unless_told():
     assert set_at_import("MAX_JOBS", cores=1) == "2"
     assert set_at_import("MAX_JOBS", cores=3) == "3"
     assert set_at_import("MAX_JOBS", {"DEVCOURSE_MAX_JOBS": "1"}, cores=3) == "1"
-    # a value it cannot use is refused by grader.daemon.ensure (tests/test_settings.py); importing never fails
+    # a value it cannot use is refused by grader.engine.daemon.ensure (tests/test_settings.py); importing never fails
     assert set_at_import("MAX_JOBS", {"DEVCOURSE_MAX_JOBS": "four"}, cores=3) == "3"

@@ -8,7 +8,7 @@ import sys
 VARIANT = r'''
 import ctypes, json, os, sys
 sys.path.insert(0, os.getcwd())
-from grader import containment, namespaces
+from grader.guard import containment, namespaces
 
 v = sys.argv[1]
 if v in ("pid_root", "pid_root_own_proc"):

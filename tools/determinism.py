@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from grader import course, runner  # noqa: E402
+from grader.engine import runner  # noqa: E402
+from grader.catalog import course  # noqa: E402
 from grader.authoring.submissions import changed_outcomes  # noqa: E402  (devcourse dev check's rule too)
 from verdicts import own_daemon, submissions  # noqa: E402
 

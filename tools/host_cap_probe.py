@@ -2,7 +2,7 @@
 
     python tools/host_cap_probe.py > probe.json
 
-A worker caps the learner's host memory with RLIMIT_DATA (grader.workers._limit_host_memory): the private
+A worker caps the learner's host memory with RLIMIT_DATA (grader.engine.process_setup._limit_host_memory): the private
 writable memory the process has, plus limits.HOST_MEMORY. CUDA's driver maps large private regions of its own
 when it starts, so the cap is set only after the worker has made its CUDA contexts. This probe does that, then
 runs what graded code does on GPUs (cuBLAS, cuDNN, attention kernels, pinned memory, DataLoader workers,
@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from grader import limits  # noqa: E402
+from grader.engine import limits  # noqa: E402
 
 
 def vm_data() -> int:

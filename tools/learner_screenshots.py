@@ -22,7 +22,10 @@ from rich.text import Text
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from grader import course, notebooks, report, runner  # noqa: E402
+from grader.authoring import notebooks  # noqa: E402
+from grader.learner import report  # noqa: E402
+from grader.engine import runner  # noqa: E402
+from grader.catalog import course  # noqa: E402
 
 NAME = "masked_mean"
 

@@ -29,7 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader import course, daemon, machine, runner  # noqa: E402
+from grader.engine import daemon, machine, runner  # noqa: E402
+from grader.catalog import course  # noqa: E402
 from grader.authoring.gpu_tables import verdicts  # noqa: E402
 from grader.authoring.submissions import submissions  # noqa: E402
 

@@ -3,7 +3,7 @@
     python tools/warm_check_probe.py OUTDIR      (from the repository root; writes OUTDIR/diag.txt)
 
 Times `devcourse check` warm with each --device (cuda legs only where there are GPUs), and in forks of a
-prepared real-family zygote the making of CUDA's contexts (grader.workers._start_gpus) and each leg's pytest
+prepared real-family zygote the making of CUDA's contexts (grader.engine.workers._start_gpus) and each leg's pytest
 run with its checks' own seconds. tools/GPU_RUNS.md (eleventh session) has what it found on 2 x H100."""
 import json, os, subprocess, sys, time
 out = sys.argv[1]
@@ -36,21 +36,22 @@ with open(f"{out}/train_anywhere.json", "w") as f:
 # the same job without the daemon: a worker's pytest run in this process's fork, timed by phase
 code = r'''
 import os, sys, time, torch
-from grader import workers, course
+from grader.engine import grading_process, process_setup, workers
+from grader.catalog import course
 t = time.perf_counter(); workers._prepare("real"); workers._warm_up(); print("prep", round(time.perf_counter() - t, 3))
 ex = course.get(sys.argv[1])
 for spec in ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]:
     pid = os.fork()
     if pid == 0:
         import pytest, pytest_timeout
-        from grader import plugin
+        from grader.engine import plugin
         os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-        t0 = time.perf_counter(); workers._start_gpus(); t1 = time.perf_counter()
+        t0 = time.perf_counter(); process_setup._start_gpus(); t1 = time.perf_counter()
         job = {"grader": str(ex.grader_file), "submission": str(ex.solution_file), "spec": spec, "timeout": 30, "cwd": os.getcwd()}
         recs = []
         import io, contextlib
         with contextlib.redirect_stdout(io.StringIO()):
-            pytest.main(workers._pytest_args(job), plugins=[plugin, pytest_timeout, plugin.ChannelReporter(recs.append)])
+            pytest.main(grading_process._pytest_args(job), plugins=[plugin, pytest_timeout, plugin.ChannelReporter(recs.append)])
         t2 = time.perf_counter()
         print(spec, "gpus", round(t1 - t0, 3), "pytest", round(t2 - t1, 3), [(r.get("check"), r.get("seconds")) for r in recs if "outcome" in r], flush=True)
         os._exit(0)

@@ -3,7 +3,7 @@ course metadata cannot drift apart (and no page states them by hand: tests/book/
 
 `course-exercises`: a chapter's "Graded exercises" section. How many exercises the chapter has, how to do
 them in a terminal (each one's file and command) and in a notebook (an "Open in Colab" link to the chapter's
-exercise notebook, notebooks/<NN>-<chapter>.ipynb, written by `python -m grader.notebooks`; the link uses
+exercise notebook, notebooks/<NN>-<chapter>.ipynb, written by `python -m grader.authoring.notebooks`; the link uses
 _config.yml's repository, as the launch buttons do).
 
 Each exercise's entry links the section that explains its bug (course.toml's `explained_in`), relative to the
@@ -17,7 +17,8 @@ from __future__ import annotations
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
-from grader import book_links, course, notebooks
+from grader.authoring import notebooks
+from grader.catalog import book_links, course
 
 #: An estimate for the overview: a 1-point exercise takes about this long, a 3-point one three times as long.
 MINUTES_PER_POINT = 12
@@ -66,7 +67,7 @@ class CourseExercises(SphinxDirective):
             para += nodes.Text(". Check it: ")
             para += nodes.literal(text=f"devcourse check {ex.name}")
             para += nodes.Text(".")
-            if ex.explained_in:  # the same section that the exercise's hints end with (grader.book_links)
+            if ex.explained_in:  # the same section that the exercise's hints end with (grader.catalog.book_links)
                 para += nodes.Text(" Explained in: ")
                 para += nodes.reference("", book_links.section_title(ex),
                                         refuri=book_links.relative_link(ex, chapter))

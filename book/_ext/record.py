@@ -20,7 +20,7 @@ import nbclient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[2]))  # the repository root, for grader
-from grader import machine  # noqa: E402
+from grader.engine import machine  # noqa: E402
 from output_store import ROOT, STORE, cell_keys, code_cells, read_markdown_notebook, toc_pages  # noqa: E402
 from record_digest import digest  # noqa: E402
 from recording_rules import gpu_shortfall, silent_raisers  # noqa: E402

@@ -10,7 +10,8 @@ import tomllib
 from functools import cache
 from pathlib import Path
 
-from grader import ROOT, book_links, course
+from grader import ROOT
+from grader.catalog import book_links, course
 from grader.authoring import Problem
 from grader.authoring.derived import book_ext
 

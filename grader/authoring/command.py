@@ -37,7 +37,7 @@ def add_parser(sub, func) -> None:
 def run(args, console: Console) -> int:
     # Imported here: `devcourse` builds this command's parser for every command, and these import nbformat,
     # the policy and the grading client, which a learner's commands do without.
-    from grader import course
+    from grader.catalog import course
     from grader.authoring import derived, gpu_tables
 
     if args.repeat < 1:
@@ -99,7 +99,7 @@ def course_wide(every_page: bool) -> list[Problem]:
 
 def exercise_problems(ex, repeat: int) -> list[Problem]:
     """The exercise's files, book and policy, then its submissions graded `repeat` times and the GPU tables."""
-    from grader import daemon
+    from grader.engine import daemon
     from grader.authoring import book, files, gpu_tables, submissions
 
     found = files.problems(ex) + book.problems(ex) + submissions.refused_by_policy(ex)

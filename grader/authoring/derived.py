@@ -1,6 +1,6 @@
 """The files generated from others, which an author regenerates rather than edits: the chapter notebooks
 (`notebooks/*.ipynb`) and the shipped copy of every exercise (`grader/shipped_exercises.json`), both written by
-`python -m grader.notebooks`, and the book's launch notebooks (`book/<page>.ipynb`), written by
+`python -m grader.authoring.notebooks`, and the book's launch notebooks (`book/<page>.ipynb`), written by
 `python book/_ext/notebooks.py`. Here: which of them are stale, and rewriting only those."""
 
 from __future__ import annotations
@@ -10,9 +10,11 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from grader import ROOT, notebooks, workspace
+from grader import ROOT
+from grader.authoring import notebooks
+from grader.learner import workspace
 
-CHAPTER_NOTEBOOKS_COMMAND = "python -m grader.notebooks"
+CHAPTER_NOTEBOOKS_COMMAND = "python -m grader.authoring.notebooks"
 LAUNCH_NOTEBOOKS_COMMAND = "python book/_ext/notebooks.py"
 
 
@@ -26,7 +28,7 @@ def book_ext(name: str) -> ModuleType:
 
 # ---------------------------------------------------------------------------------------------- chapter notebooks
 def stale_chapter_notebooks() -> list[Path]:
-    """Chapter notebooks that are missing or differ from what grader.notebooks would write now."""
+    """Chapter notebooks that are missing or differ from what grader.authoring.notebooks would write now."""
     return [path for chapter in notebooks.chapters() for path in [notebooks.notebook_path(chapter)]
             if not path.exists() or path.read_text(encoding="utf-8") != notebooks.text(notebooks.build(chapter))]
 

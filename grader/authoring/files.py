@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader import ROOT, course
+from grader import ROOT
+from grader.catalog import course
 from grader.authoring import Problem
 
 SUBMISSIONS = ROOT / "tests" / "submissions"

@@ -13,7 +13,9 @@ import re
 import tomllib
 from functools import cache
 
-from grader import ROOT, course, runner
+from grader import ROOT
+from grader.engine import runner
+from grader.catalog import course
 from grader.authoring import Problem
 
 FOLDER = ROOT / "grader" / "verdicts"

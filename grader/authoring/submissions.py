@@ -9,7 +9,10 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from grader import course, integrity, legs, runner, simulated
+from grader import simulated
+from grader.engine import legs, runner
+from grader.guard import integrity
+from grader.catalog import course
 from grader.authoring import Problem
 from grader.authoring.files import SUBMISSIONS, expectation, shown
 
@@ -49,7 +52,7 @@ def _first_lines(messages: list[str]) -> str:
 
 # ---------------------------------------------------------------------------------------------- the source policy
 def refused_by_policy(ex: course.Exercise) -> list[Problem]:
-    """Submissions the source policy (grader/policy.py) refuses before they run: a fix, right or wrong, must be
+    """Submissions the source policy (grader/guard/policy.py) refuses before they run: a fix, right or wrong, must be
     judged by its checks, never refused for how it is written."""
     found = []
     for label, path in submissions(ex).items():
@@ -57,7 +60,7 @@ def refused_by_policy(ex: course.Exercise) -> list[Problem]:
             refused = integrity.scan(path.read_text(encoding="utf-8"), shown(path))
             if refused:
                 found.append(Problem(f"the source policy refuses {shown(path)} before it runs: {'; '.join(refused)}",
-                                     "write those lines as a learner's fix would (grader/policy.py says why each "
+                                     "write those lines as a learner's fix would (grader/guard/policy.py says why each "
                                      f"construct is refused); see: {_see(ex, label, path)}", ex.name))
     return found
 
@@ -119,7 +122,7 @@ def changed_outcomes(outcomes: dict[tuple, list[str]], runs: int) -> dict[tuple,
     return {key: seen for key, seen in outcomes.items() if len(set(seen)) > 1 or len(seen) != runs}
 
 
-#: The check a grading process's own failure is reported as (grader.runner, grader.report).
+#: The check a grading process's own failure is reported as (grader.engine.runner, grader.learner.report).
 PROCESS_FAILURE = "(grader process)"
 
 

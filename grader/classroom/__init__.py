@@ -9,7 +9,7 @@
     kernel       what runs inside the notebook's kernel while the learner works: the %%answer magic, the
                  self-check, the test cells (feedback; autograding never runs them)
     report       a Grade as `devcourse check` shows it (a table, then the messages)
-    isolation    whether the grading workers are isolated (grader.sandbox); autograde refuses without
+    isolation    whether the grading workers are isolated (grader.guard.sandbox); autograde refuses without
     answers      a class's answers graded by the engine, each distinct one once, several at once
     engine_grading  nbgrader preprocessor: grade the answer cells with the engine instead of running the notebook
     autograde    `devcourse classroom autograde`: nbgrader's Autograde converter with that step, per submission

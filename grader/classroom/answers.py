@@ -1,14 +1,14 @@
 """A class's answers graded by the grading engine: each distinct answer once, several at once.
 
-An answer is an exercise and the program its answer cell holds. The engine (grader.runner, the same one as
+An answer is an exercise and the program its answer cell holds. The engine (grader.engine.runner, the same one as
 `devcourse check`) grades it in its own worker processes, isolated by the operating system where the host
-allows (grader.sandbox); nothing of the submitted notebook runs anywhere else.
+allows (grader.guard.sandbox); nothing of the submitted notebook runs anywhere else.
 
 Identical programs get identical grades (the checks draw fresh inputs, but tools/determinism.py finds no
 check whose outcome changes between runs), so an answer that several submissions share (an exercise left
 untouched, the same one-line fix) is graded once per autograding run, and every copy gets that grade.
 
-The answers of one exercise are graded in batches (runner.grade_many, grader.batch): pytest starts and
+The answers of one exercise are graded in batches (runner.grade_many, grader.engine.batch): pytest starts and
 collects the checks once per batch and leg family, which was most of a lone grading's CPU time, and each
 answer still runs in a process of its own, isolated from its batchmates as from any other grading.
 """
@@ -24,7 +24,9 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from grader import course, runner, settings, targets
+from grader.learner import targets
+from grader.engine import runner, settings
+from grader.catalog import course
 
 
 def default_jobs() -> int:

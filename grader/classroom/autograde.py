@@ -142,7 +142,7 @@ def autograde(root: Path, assignment: str, students: list[str] | None = None, wo
     answers in grading at once on this host (default: one more than the cores)."""
     from rich.console import Console
 
-    from grader import daemon
+    from grader.engine import daemon
     from grader.classroom import answers, engine_grading
 
     root = Path(root).resolve()

@@ -6,7 +6,7 @@ Every check result of a Grade belongs to one block:
     accelerator  a correctness check on any other leg (sim:0, sim:1, and each cuda:N or mps the grading
                  host has)
     copies       a cost check, on any leg: a grader function that measures copies or round trips
-                 (it uses `no_round_trips` or `measure` from grader.expect)
+                 (it uses `no_round_trips` or `measure` from grader.engine.expect)
 
 A failure of the grading process itself (a crash, a time-out, a trick) fails every block.
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from grader.course import Exercise
+from grader.catalog.course import Exercise
 
 ORDER = ("cpu", "accelerator", "copies")
 WEIGHTS = {"cpu": 1, "accelerator": 2, "copies": 1}
@@ -89,7 +89,7 @@ def failures_of(exercise: Exercise, results, required: tuple[str, ...]) -> list:
 
 
 def _missing(block: str):
-    from grader.runner import CheckResult
+    from grader.engine.runner import CheckResult
 
     return CheckResult("(no check ran)", "-", "failed", f"no check of the block '{block}' ran on this host")
 

@@ -38,7 +38,7 @@ def cmd_generate(args) -> int:
 
 def cmd_autograde(args) -> int:
     from grader.classroom import autograde, isolation
-    from grader.daemon import DaemonError
+    from grader.engine.daemon import DaemonError
 
     found = isolation.status()
     if not found.available:

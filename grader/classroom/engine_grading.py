@@ -31,7 +31,7 @@ from nbgrader import utils
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
-from grader import course
+from grader.catalog import course
 from grader.classroom import blocks, report, source
 
 #: The class's grades, shared by every notebook of one autograding run (set by grader.classroom.autograde);

@@ -19,7 +19,9 @@ from pathlib import Path
 
 import nbformat
 
-from grader import ROOT, course, runner
+from grader import ROOT
+from grader.engine import runner
+from grader.catalog import course
 from grader.classroom import blocks, notebook, source
 
 CONFIG = '''"""nbgrader configuration of the device-placement course, written by `devcourse classroom generate`.

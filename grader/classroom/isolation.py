@@ -1,12 +1,12 @@
 """Whether the grading workers are isolated by the operating system, for `devcourse classroom autograde`.
 
-The engine confines each grading where it can (grader.sandbox, grader.containment: reads and writes by
+The engine confines each grading where it can (grader.guard.sandbox, grader.guard.containment: reads and writes by
 allow-list, no network, a PID namespace of its own, unprivileged). A class's grades are only worth that
 confinement, so autograding refuses to grade without all of it unless the instructor says `--unisolated`."""
 
 from __future__ import annotations
 
-from grader.sandbox import Isolation, status  # noqa: F401 - what autograde asks, in its terms below
+from grader.guard.sandbox import Isolation, status  # noqa: F401 - what autograde asks, in its terms below
 
 
 def refusal(found: Isolation) -> str:

@@ -120,7 +120,9 @@ def grade(name: str, fresh: bool = False, history: list[str] | None = None):
     """The Grade of the current answer to `name`, cached per answer text. `fresh` (the hidden tests) grades it
     once more instead of reusing the self-check's grade. While nbgrader autogrades, every cell uses the fresh
     grade, so that each answer is graded once per autograding run."""
-    from grader import course, runner, settings, targets
+    from grader.learner import targets
+    from grader.engine import runner, settings
+    from grader.catalog import course
 
     fresh = fresh or os.environ.get("NBGRADER_EXECUTION") == "autograde"
     exercise = course.get(name)
@@ -148,7 +150,7 @@ def self_check(name: str) -> None:
 def require(name: str, *required: str, fresh: bool = False) -> None:
     """Raise NotYet unless every check of the blocks `required` passes for the answer to `name`."""
     __tracebackhide__ = True  # IPython shows the message, not this function
-    from grader import course
+    from grader.catalog import course
 
     try:
         g = grade(name, fresh=fresh)

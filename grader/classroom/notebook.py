@@ -14,7 +14,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from grader.classroom import blocks as blocks_mod
 from grader.classroom import source
 from grader.classroom.release import META
-from grader.course import Exercise
+from grader.catalog.course import Exercise
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 

@@ -1,7 +1,7 @@
 """A Grade as `devcourse check` shows it, for the notebook's self-check cell (in the learner's kernel, and in
 the autograded notebook and its feedback, where grader.classroom.engine_grading puts the engine's report).
 
-When this tree's learner CLI has its shared renderer (`grader.report.print_grade`), the self-check uses it,
+When this tree's learner CLI has its shared renderer (`grader.learner.report.print_grade`), the self-check uses it,
 so the notebook and the terminal say the same by construction; otherwise it prints what `devcourse check`
 printed before that renderer existed (a table of checks × devices, each distinct failure once, the verdict).
 In a notebook the report is shown as HTML, with the plain text as its alternative."""
@@ -14,14 +14,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from grader.runner import Grade
+from grader.engine.runner import Grade
 
 SHOWN_AS = "the answer cell"
 
 
 def _shared():
     try:
-        from grader import report as shared
+        from grader.learner import report as shared
     except ImportError:
         return None
     return shared if hasattr(shared, "print_grade") else None
@@ -52,7 +52,7 @@ def _fallback(console: Console, grade: Grade) -> None:
 def stuck(ex) -> str:
     """Where a learner of the class finds help: the book's section on the bug. An assignment has no hints,
     and `devcourse hint` is a terminal command of the course's own folder, which a class's learner lacks."""
-    from grader import book_links
+    from grader.catalog import book_links
 
     if not ex.explained_in:
         return "the book's chapter on the exercise explains the bug."

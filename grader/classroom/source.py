@@ -10,8 +10,8 @@ import ast
 import re
 from pathlib import Path
 
-from grader import workspace
-from grader.course import Exercise
+from grader.learner import workspace
+from grader.catalog.course import Exercise
 
 ANSWER_MAGIC = "%%answer"
 # The learner's files end their docstring with how to check them in a terminal; a notebook says it otherwise.

@@ -1,4 +1,4 @@
-"""From what was watched (grader.doctor.observe, grader.doctor.steps, grader.instruments' Measurement) to
+"""From what was watched (grader.doctor.observe, grader.doctor.steps, grader.engine.instruments' Measurement) to
 findings, each at the learner's line.
 
 "Per step" means: in at least two iterations of a loop of steps (grader.doctor.loops.Loops.step_loop: the innermost
@@ -18,7 +18,7 @@ import torch
 from grader.doctor import placement
 from grader.doctor.mismatch import DEVICE, MISMATCH
 from grader.doctor.findings import Finding, plural, size
-from grader.instruments import Line
+from grader.engine.instruments import Line
 
 
 
@@ -261,7 +261,7 @@ class Analysis:
 
     def float64(self):
         out = []
-        for line, n in self.m.float64_lines.items():  # where float64 came onto the device (grader.instruments)
+        for line, n in self.m.float64_lines.items():  # where float64 came onto the device (grader.engine.instruments)
             if line is None or n <= self.rec.by_design_float64[line]:
                 continue  # outside the script, or all of it inside GradScaler (observe.BY_DESIGN)
             out.append(self.finding("float64-on-device", (

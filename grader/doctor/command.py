@@ -62,7 +62,7 @@ def check_device(device: str) -> str:
 
 
 def run(args, console: Console | None = None) -> int:
-    from grader.targets import UsageError as CliUsageError
+    from grader.learner.targets import UsageError as CliUsageError
 
     console = console or Console(highlight=False)
     if args.steps < 1:

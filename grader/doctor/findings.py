@@ -3,7 +3,7 @@
 Each kind has a code (stable: SARIF rule ids, --json, the tests), a level ("error": the script fails or computes
 wrong values; "warning": it runs but the device waits or copies for nothing; "note": fine here, breaks
 elsewhere), a short title, and the book's section that explains it (page and heading, turned into a link by
-grader.book_links, like an exercise's `explained_in`)."""
+grader.catalog.book_links, like an exercise's `explained_in`)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from grader.instruments import Line, learner_line
+from grader.engine.instruments import Line, learner_line
 
 CLOCKS = ("perf_counter", "time", "monotonic", "perf_counter_ns", "time_ns", "monotonic_ns")
 

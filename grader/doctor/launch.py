@@ -1,8 +1,8 @@
 """Start the doctor's process for a script and wait for its findings (grader.doctor.probe runs inside).
 
 The script runs as a submission does (grader/INTEGRITY.md): in a process of its own, confined by Landlock to
-write only into a private temporary folder, with grader.limits' memory and output limits, a limit on CPU time
-(`timeout`) and a longer one on the clock (grader.limits.wall_limit: a hang that burns no CPU). It runs in a
+write only into a private temporary folder, with grader.engine.limits' memory and output limits, a limit on CPU time
+(`timeout`) and a longer one on the clock (grader.engine.limits.wall_limit: a hang that burns no CPU). It runs in a
 scratch copy of the folder the doctor was started in: every entry there is a link to yours, so the script reads
 your files (data, configs, checkpoints) by the same relative paths, and what it writes (checkpoints, logs)
 lands in the scratch folder, removed afterwards."""
@@ -19,7 +19,8 @@ import threading
 import time
 from pathlib import Path
 
-from grader import limits, sandbox
+from grader.engine import limits
+from grader.guard import sandbox
 
 DEFAULT_STEPS = 3  # iterations of each loop: two tell a per-step pattern from a one-off; a third shows growth
 DEFAULT_TIMEOUT = 120.0  # seconds of CPU time
@@ -112,7 +113,7 @@ def _spawn(private: Path, work: Path, timeout: float):
 
 class _Tail:
     """The end of the probe's output (the script's prints), read as it comes: the pipe is not a file, so
-    RLIMIT_FSIZE does not limit it; past grader.limits.OUTPUT_LIMIT bytes the probe is stopped."""
+    RLIMIT_FSIZE does not limit it; past grader.engine.limits.OUTPUT_LIMIT bytes the probe is stopped."""
 
     KEEP = 64 * 1024
 
@@ -157,7 +158,7 @@ def _message(outcome: str, timeout: float, output: str) -> str:
         return (f"The script printed more than {limits.OUTPUT_LIMIT // 2**20} MiB, the doctor's output limit: print a "
                 "little (a loss every few hundred steps), not whole tensors or every step.")
     if outcome == "killed" and "terminate called" in output:
-        # Neither the doctor's time limit (grader.deferred_stop) nor an error of a simulated kernel during a
+        # Neither the doctor's time limit (grader.engine.deferred_stop) nor an error of a simulated kernel during a
         # backward (grader.simulated.hook_errors) does this any more; what is left is C++ giving up on its own.
         return ("The script's process ended inside PyTorch's C++ code (\"terminate called\"), without a Python "
                 "error the doctor could report. Run the script plainly, or the doctor with --device cpu, to see "

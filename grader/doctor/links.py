@@ -1,10 +1,14 @@
-"""The book's section for a kind of finding, as a title and an address (grader.book_links' rules: the
+"""The book's section for a kind of finding, as a title and an address (grader.catalog.book_links' rules: the
 published book where _config.yml names it, else the book built in this clone)."""
 
 from __future__ import annotations
 
-from grader import book_links
-from grader.doctor.findings import Kind
+from typing import TYPE_CHECKING
+
+from grader.catalog import book_links
+
+if TYPE_CHECKING:  # findings imports this module to link each finding
+    from grader.doctor.findings import Kind
 
 
 def anchor(kind: Kind) -> str:

@@ -19,7 +19,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils import _pytree
 
-from grader.instruments import Line
+from grader.engine.instruments import Line
 
 DEVICE = re.compile(r"\b(cpu|cuda|sim|mps|meta|xpu)(?::(\d+))?\b")
 MISMATCH = re.compile(r"(same device|to be on|on the same|device mismatch|but got .* device|devices?,)", re.I)

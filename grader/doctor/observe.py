@@ -1,11 +1,11 @@
-"""What the doctor watches while the learner's script runs, beyond grader.instruments.measure (host reads,
+"""What the doctor watches while the learner's script runs, beyond grader.engine.instruments.measure (host reads,
 syncs, data-dependent operations, float64 made on the device, peak memory): each copy between host and device
 with its step, size, pinned-ness, non_blocking and a fingerprint of what crossed (the same values copied every
 step are a helper that belongs on the device), reads of a non_blocking copy's destination before anything
 waited, device memory held per learner line, and module state left behind when a model moves.
 
 Every event carries the loop iterations it happened in (`Recorder.step`: grader.doctor.loops' context) and the
-learner's line (grader.instruments attributes it). Watching must never change what the script does: every
+learner's line (grader.engine.instruments attributes it). Watching must never change what the script does: every
 hook swallows its own errors."""
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
-from grader import instruments
+from grader.engine import instruments
 from grader.doctor import habits
-from grader.instruments import Line
+from grader.engine.instruments import Line
 
 aten = torch.ops.aten
 _COPIES = (aten._to_copy.default, aten.copy_.default)
@@ -220,7 +220,7 @@ def _tensors(tree):
 
 
 class Watch(instruments.CountingMode):
-    """grader.instruments' counting mode, which also feeds a Recorder (copies, memory, early reads): one
+    """grader.engine.instruments' counting mode, which also feeds a Recorder (copies, memory, early reads): one
     mode, not two stacked, since each Python dispatch mode costs every operation a round trip through Python."""
 
     def __init__(self, m: instruments.Measurement, rec: Recorder):
@@ -244,7 +244,7 @@ class Watch(instruments.CountingMode):
             pass
         out = func(*args, **kwargs)
         try:
-            self._note(func, args, kwargs, out)  # grader.instruments' counts (float64 on the device among them)
+            self._note(func, args, kwargs, out)  # grader.engine.instruments' counts (float64 on the device among them)
         except Exception:
             pass
         try:
@@ -317,7 +317,7 @@ def _makes_memory(func) -> bool:
 
 @contextlib.contextmanager
 def measure(device: torch.device, rec: Recorder):
-    """grader.instruments.measure(device), with Watch as its counting mode: the same Measurement (host reads,
+    """grader.engine.instruments.measure(device), with Watch as its counting mode: the same Measurement (host reads,
     syncs, data-dependent operations, float64 on the device, peak memory), and the Recorder's events besides."""
     def watch(m: instruments.Measurement) -> Watch:
         rec.measurement = m

@@ -11,7 +11,7 @@ from collections import defaultdict
 
 from grader.doctor.findings import Finding, plural
 from grader.doctor.mismatch import DEVICE, Mismatch
-from grader.instruments import Line
+from grader.engine.instruments import Line
 
 
 def _as_cuda(text: str) -> str:

@@ -1,8 +1,8 @@
 """The doctor's own process: `python -m grader.doctor.probe REQUEST.json`, started by grader.doctor.launch.
 
-It confines itself first, as a grading worker does (grader.sandbox: Landlock, while it has one thread; on a
+It confines itself first, as a grading worker does (grader.guard.sandbox: Landlock, while it has one thread; on a
 real GPU right after CUDA started), limits the files it may write (output included) and its host memory
-(grader.limits), makes the simulated accelerator (or uses the real one), then runs the learner's script as
+(grader.engine.limits), makes the simulated accelerator (or uses the real one), then runs the learner's script as
 `python SCRIPT ARGS` would, inside the instruments, each of its loops cut after the iterations asked for. It
 writes what it found as JSON to the request's `result` path, in its private folder."""
 
@@ -17,7 +17,7 @@ def _limit_files() -> None:
     import resource
     import signal
 
-    from grader import limits
+    from grader.engine import limits
 
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits.OUTPUT_LIMIT, limits.OUTPUT_LIMIT))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead of killing us
@@ -26,7 +26,7 @@ def _limit_files() -> None:
 def _limit_host_memory() -> None:
     import resource
 
-    from grader import limits
+    from grader.engine import limits
 
     try:
         with open("/proc/self/status") as f:
@@ -39,7 +39,7 @@ def _limit_host_memory() -> None:
 
 def prepare(request: dict):
     """Confine, limit, and make the device; returns (torch.device, isolation line)."""
-    from grader import sandbox
+    from grader.guard import sandbox
 
     device = request["device"]
     simulated = device.startswith("sim")
@@ -51,7 +51,7 @@ def prepare(request: dict):
     _limit_files()
     import torch
 
-    from grader import limits
+    from grader.engine import limits
 
     if simulated:
         from grader import simulated as sim
@@ -62,7 +62,7 @@ def prepare(request: dict):
                 min(1.0, limits.DEVICE_MEMORY / torch.sim.get_device_properties(index).total_memory), index)
     elif device.startswith("cuda"):
         torch.cuda.init()
-        isolation = sandbox.confine(request["private"])  # CUDA cannot start confined (grader.workers)
+        isolation = sandbox.confine(request["private"])  # CUDA cannot start confined (grader.engine.workers)
         for index in range(torch.cuda.device_count()):
             torch.cuda.set_per_process_memory_fraction(
                 min(1.0, limits.DEVICE_MEMORY / torch.cuda.get_device_properties(index).total_memory), index)

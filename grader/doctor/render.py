@@ -1,4 +1,4 @@
-"""The doctor's report: rich in a terminal, plain text when piped (grader.report.fancy decides, as for
+"""The doctor's report: rich in a terminal, plain text when piped (grader.learner.report.fancy decides, as for
 `devcourse check`), JSON (the result as it is), and SARIF 2.1.0, which editors and code scanning read to show
 each finding as an annotation on the learner's line."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from grader import report
+from grader.learner import report
 from grader.doctor.findings import KINDS, LEVELS
 
 STYLE = {"error": "bold red", "warning": "yellow", "note": "cyan"}

@@ -14,7 +14,7 @@ from collections import Counter
 
 import torch
 
-from grader import instruments
+from grader.engine import instruments
 from grader.doctor import analyze, cuda_only, habits, loops, mismatch, observe
 from grader.doctor.findings import order
 from grader.doctor.observe import (Recorder, watch_library, watch_module_moves, watch_python_data,

@@ -22,12 +22,12 @@ def stop_when_time_is_up(seconds: float, script: str) -> None:
     """From now on, the script may use `seconds` of CPU time (the hard limit, set by grader.doctor.launch, stays).
 
     SIGXCPU comes at the soft limit set here. Its handler does not raise: TimeUp is raised at the next line of the
-    learner's code (grader.deferred_stop says why), never inside the simulator's kernels or device guard under
+    learner's code (grader.engine.deferred_stop says why), never inside the simulator's kernels or device guard under
     the autograd engine, where it ended the process ("terminate called without an active exception")."""
     import resource
     import signal
 
-    from grader import deferred_stop
+    from grader.engine import deferred_stop
 
     usage = resource.getrusage(resource.RUSAGE_SELF)
     soft = int(usage.ru_utime + usage.ru_stime + max(1.0, seconds)) + 1
@@ -55,7 +55,7 @@ def stop_no_more() -> None:
     """The script has ended: nothing is raised into it any more (the analysis runs in the time left)."""
     import signal
 
-    from grader import deferred_stop
+    from grader.engine import deferred_stop
 
     signal.signal(signal.SIGXCPU, signal.SIG_IGN)
     deferred_stop.cancel()

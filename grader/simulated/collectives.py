@@ -1,7 +1,7 @@
 """An NCCL-like process group ("simccl") for graders that play each rank of a job, one after the other, in one
 process.
 
-A grading process may start no process and open no socket (grader/sandbox.py), so a real job of two NCCL
+A grading process may start no process and open no socket (grader/guard/sandbox.py), so a real job of two NCCL
 workers cannot run inside it. Instead a check plays rank 0, then rank 1, each as a fresh process would start
 (device 0 current), with `torch.distributed`'s default group initialised to this backend, and calls the learner's
 per-rank code. The group keeps NCCL's rules that a device bug breaks, in NCCL's words:

@@ -1,7 +1,7 @@
 """A producer process and a consumer process that share device tensors through a torch.multiprocessing queue,
 played in one process.
 
-A grading process may start no process (grader/sandbox.py). A check runs the learner's producer itself, handing
+A grading process may start no process (grader/guard/sandbox.py). A check runs the learner's producer itself, handing
 it the two objects a producer gets from torch.multiprocessing, a queue and an Event the consumer sets when done,
 and plays the consumer (the grader's code) in between: the consumer reads as soon as the producer waits for it
 (`Event.wait`, or `Event.is_set` once every item is in the queue), as a consumer would while the producer waits.

@@ -108,7 +108,7 @@ _load_copies: dict = {}  # (CPU storage's _cdata, device) -> (that storage, its 
 def host_view(tensor):
     """The CPU tensor that device tensor `tensor` pickles as: its offset, sizes and strides in a host copy of its
     whole storage."""
-    from .tensor import storage_to_host
+    from .device_memory import storage_to_host
 
     data = tensor._data
     storage = data.untyped_storage()
@@ -122,8 +122,6 @@ def host_view(tensor):
 
 def device_view(cpu_view, target):
     """`cpu_view` on device `target`, as a view of one device copy of its whole storage per torch.load."""
-    from .tensor import SimTensor
-
     storage = cpu_view.untyped_storage()
     key = (storage._cdata, str(target))
     hit = _load_copies.get(key)
@@ -133,7 +131,7 @@ def device_view(cpu_view, target):
     whole = hit[1]
     data = torch.empty(0, dtype=cpu_view.dtype).set_(whole._data.untyped_storage(), cpu_view.storage_offset(),
                                                      cpu_view.size(), cpu_view.stride())
-    return SimTensor(data, whole._idx, False, whole._mem)
+    return type(whole)(data, whole._idx, False, whole._mem)  # a SimTensor, as `whole` is
 
 
 def install_load_hook():

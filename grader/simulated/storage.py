@@ -9,7 +9,7 @@ resized (``resize_(0)`` frees the memory, as FSDP and activation offloading do).
 A wrapper tensor's own storage has no data ("Attempted to access the data pointer on an invalid python
 storage") and only the bytes its own view spans. So a device tensor's storage object (the wrapper's, which
 PyTorch keeps one Python object of) becomes a ``SimStorage``: it answers from the CPU storage that holds the
-values (shared by the views) and from the allocator block of the device (``tensor._StorageRef``), whose
+values (shared by the views) and from the allocator block of the device (``device_memory._StorageRef``), whose
 virtual addresses follow CUDA's allocator rule for rule (allocator.py)."""
 
 from __future__ import annotations
@@ -58,14 +58,14 @@ class SimStorage(torch.UntypedStorage):
         return self.cpu().tolist()
 
     def cpu(self):
-        from .tensor import storage_to_host
+        from .device_memory import storage_to_host
 
         return storage_to_host(self._sim_cpu, self._sim_ref)
 
     def resize_(self, nbytes):
         """As resize_bytes_cuda: a block of the new size (none for 0 bytes), the old bytes copied, the old block
         freed; every view of the storage sees the new one."""
-        from .tensor import resize_storage
+        from .device_memory import resize_storage
 
         resize_storage(self._sim_cpu, self._sim_ref, int(nbytes))
         return self

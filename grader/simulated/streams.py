@@ -31,7 +31,7 @@ class _GpuTrace:
     """The simulator's torch.cuda._gpu_trace, for waits on one stream or one event: CUDA reports each from C++,
     whichever Python class made the stream or event (torch.cuda.Stream, torch.Stream, the one
     torch.accelerator.current_stream() returns); the simulator's streams and events, which serve all of those,
-    report theirs here (grader.instruments counts them)."""
+    report theirs here (grader.engine.instruments counts them)."""
 
     def __init__(self):
         self.stream_synchronization, self.event_synchronization = [], []

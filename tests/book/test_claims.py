@@ -20,7 +20,8 @@ import pytest
 import torch
 import torch.distributed.run as torchrun
 
-from grader import ROOT, course
+from grader import ROOT
+from grader.catalog import course
 from grader.authoring import book
 from tests.book.pages import PAGES, PAGES_WITHOUT_CODE, current_records, stored_record
 

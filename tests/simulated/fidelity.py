@@ -4452,7 +4452,7 @@ def to_markdown(rows: list[dict], title: str = "") -> str:
 
 def machine(device_type: str) -> dict:
     """Which cards, driver, Python and date produced a table: kept with the outcomes."""
-    from grader.machine import describe as describe_machine
+    from grader.engine.machine import describe as describe_machine
 
     m = describe_machine()
     info = {"python": m["python"], "date": m["date"]}

@@ -144,7 +144,7 @@ def main() -> None:
     recorder = Recorder(device) if args.rules else None
     data = {"torch": torch.__version__, "results": sweep(device, recorder)}
     if args.rules:
-        from grader.machine import describe
+        from grader.engine.machine import describe
 
         m = describe()
         args.rules.write_text(json.dumps({"torch": torch.__version__, "cards": m["gpus"], "driver": m["driver"],

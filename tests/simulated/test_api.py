@@ -22,7 +22,7 @@ def test_installed_and_idempotent():
 
 
 def test_the_graders_tell_the_simulated_device_by_its_type_and_profile(monkeypatch):
-    from grader import legs
+    from grader.engine import legs
 
     assert legs.simulated_profile("sim") == "cuda"
     assert legs.simulated_profile("cuda") is None and legs.simulated_profile("cpu") is None

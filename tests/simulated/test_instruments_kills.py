@@ -1,5 +1,5 @@
 """The instruments' decisions that the end-to-end counts (tests/test_instruments.py) do not reach: the survivors of
-a sampled mutation run of grader/instruments.py (issue 31, twenty-first session; benchmarks/results/mutation.md).
+a sampled mutation run of grader/engine/instruments.py (issue 31, twenty-first session; benchmarks/results/mutation.md).
 The simulated device is installed in this process (conftest.py), so each measure() runs here."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import types
 import pytest
 import torch
 
-from grader import instruments
-from grader.instruments import measure, statistics_kept
+from grader.engine import instruments
+from grader.engine.instruments import measure, statistics_kept
 
 S0, S1 = torch.device("sim:0"), torch.device("sim:1")
 

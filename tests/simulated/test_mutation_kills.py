@@ -577,7 +577,7 @@ def test_the_random_functions_keep_their_names_and_docs():
 
 @pytest.fixture
 def traced():
-    """What grader.instruments hears of waits on streams and events (torch.cuda._gpu_trace's callbacks)."""
+    """What grader.engine.instruments hears of waits on streams and events (torch.cuda._gpu_trace's callbacks)."""
     heard = []
     streams_cb, events_cb = (lambda sid: heard.append(("stream", sid))), (lambda eid: heard.append(("event", eid)))
     st.gpu_trace.register_callback_for_stream_synchronization(streams_cb)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader import expect
+from grader.engine import expect
 from grader.simulated import clock
 
 ROOT = Path(__file__).resolve().parents[2]

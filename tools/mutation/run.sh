@@ -4,7 +4,7 @@
 # benchmarks/results/mutation.md.
 #
 #   tools/mutation/run.sh                      # every module of tools/mutation/modules.tsv
-#   tools/mutation/run.sh grader/legs.py ...   # only these modules
+#   tools/mutation/run.sh grader/engine/legs.py ...   # only these modules
 #   MUT_JOBS=2 MUT_WORK=/tmp/$USER-mut tools/mutation/run.sh
 #   MUT_SAMPLE=80 tools/mutation/run.sh grader/simulated/tensor.py   # a seeded random sample (MUT_SEED) of its mutants
 #

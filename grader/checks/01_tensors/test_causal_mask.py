@@ -1,5 +1,5 @@
 """Grader for causal_mask: the mask is right, lands on the requested device, and is made there rather than
-made on the CPU and copied on every call (host-to-device copies counted with grader.instruments.measure,
+made on the CPU and copied on every call (host-to-device copies counted with grader.engine.instruments.measure,
 alike on every leg; on the CPU there is nothing to copy). A mask built once per size and device and then
 reused (a cache) is accepted: only a call after a first one with the same arguments is counted, and the same
 size is asked on the CPU first, so a cache must tell devices apart. masked_attention keeps the scores' dtype
@@ -7,7 +7,7 @@ size is asked on the CPU first, so a cache must tell devices apart. masked_atten
 
 import torch
 
-from grader.expect import expect_close, expect_device, fail, measure, no_round_trips, running
+from grader.engine.expect import expect_close, expect_device, fail, measure, no_round_trips, running
 
 # Why this grader refuses `make on the CPU, then .to(device)` when noise_batch accepts it: the rule of
 # grader/AUTHORING.md ("What a grader refuses"), said to the learner who met noise_batch first.

@@ -8,7 +8,7 @@ refuses")."""
 
 import torch
 
-from grader.expect import expect_device, expect_tensor, fail, running
+from grader.engine.expect import expect_device, expect_tensor, fail, running
 
 
 def spelled(device) -> str:

@@ -3,12 +3,12 @@
 The expectation comes from torch.accelerator, whatever the machine: a CUDA GPU, an Apple GPU, the simulated
 accelerator. Code that only knows some kinds by name (cuda, mps) fails where the machine has another kind;
 that is the bug this exercise teaches. Each check runs with another device than the leg's current
-(grader.expect.other_device_current), and expects that one: a bare device resolves to the current index."""
+(grader.engine.expect.other_device_current), and expects that one: a bare device resolves to the current index."""
 
 
 import torch
 
-from grader.expect import canonical, expect_tensor, fail, other_device_current, running
+from grader.engine.expect import canonical, expect_tensor, fail, other_device_current, running
 
 FIX = ("ask torch.accelerator which accelerator this machine has (torch.accelerator.is_available(), "
        "torch.accelerator.current_accelerator()) instead of comparing it with a list of names; "
@@ -87,7 +87,8 @@ def test_picks_the_cpu_where_no_device_of_the_accelerator_is_usable(submission, 
     # names the accelerator in current_accelerator(). A GPU cannot be made unusable inside a process, the
     # simulator can: this runs on the simulated legs, which every machine runs, so the verdict is the same on
     # every machine (returning current_accelerator() unchecked passed on GPU machines and failed on laptops).
-    from grader import legs, simulated
+    from grader import simulated
+    from grader.engine import legs
 
     if legs.simulated_profile(device.type) is None:
         return

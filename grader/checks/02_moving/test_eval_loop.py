@@ -9,7 +9,7 @@ the machine. The promised Python float is checked as such: a 0-dim tensor is not
 import torch
 from torch import nn
 
-from grader.expect import canonical, fail, running, within
+from grader.engine.expect import canonical, fail, running, within
 
 EXPLAIN = ("the batch is still on cpu: x.to(device) returns a new tensor and leaves x where it was. "
            "Assign the result: images = images.to(device), and the same for the labels.")

@@ -4,7 +4,7 @@ a few steps of plain gradient descent with the steps and lr given (the method th
 
 import torch
 
-from grader.expect import expect_close, expect_device, expect_tensor, fail, running
+from grader.engine.expect import expect_close, expect_device, expect_tensor, fail, running
 
 LEAF = ("is not a leaf: it was made with requires_grad=True on the CPU and then moved, so it is a copy whose "
         "gradient goes back to the CPU original. Create it on the device directly "

@@ -1,13 +1,13 @@
 """Grader for prepare_batch: right values, float32 on the device, and each tensor copied once in its smaller
 dtype: the uint8 images as uint8 (convert after the copy), the float64 targets as float32 (convert before or
 during the copy). Host-to-device copies and the bytes that really cross are counted with
-grader.instruments.measure, the same on every leg: a combined .to(device, dtype, non_blocking=True) converts on
+grader.engine.instruments.measure, the same on every leg: a combined .to(device, dtype, non_blocking=True) converts on
 the device after the copy, so the old dtype crosses (images: right; targets: wrong). On the CPU there is nothing
 to copy."""
 
 import torch
 
-from grader.expect import expect_close, expect_device, fail, measure, running
+from grader.engine.expect import expect_close, expect_device, fail, measure, running
 
 FIX = "what crosses is the dtype at the moment of the copy: move each tensor in its smaller dtype"
 

@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.expect import (canonical, devices_in, expect_close, expect_device, expect_tensor, fail, no_round_trips,
+from grader.engine.expect import (canonical, devices_in, expect_close, expect_device, expect_tensor, fail, no_round_trips,
                            running)
 
 

@@ -9,7 +9,7 @@ without `model.eval()` are seen on every draw."""
 import torch
 from torch import nn
 
-from grader.expect import canonical, expect_device, expect_tensor, fail, running
+from grader.engine.expect import canonical, expect_device, expect_tensor, fail, running
 
 EXPLAIN = ("the batch is on another device than the model ({device}): move the inputs to the model's device, "
            "taken from the model itself: images.to(next(model.parameters()).device).")

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.expect import canonical, devices_in, expect_close, expect_device, fail, no_round_trips, running
+from grader.engine.expect import canonical, devices_in, expect_close, expect_device, fail, no_round_trips, running
 
 
 def explain(device):

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.expect import (GradeFailure, canonical, expect_close, fail, forward_passes, measure, once_per_leg,
+from grader.engine.expect import (GradeFailure, canonical, expect_close, fail, forward_passes, measure, once_per_leg,
                            running, within)
 
 RULE = "every step of training must run on the device fit is given"
@@ -62,7 +62,7 @@ class Fitted:
     y: torch.Tensor
     steps: int
     linear_state: dict  # the weights of the first nn.Linear built inside fit, as they were built
-    forwards: list  # every forward pass of an nn.Linear during fit (grader.expect.Forward: its input's device)
+    forwards: list  # every forward pass of an nn.Linear during fit (grader.engine.expect.Forward: its input's device)
     result: object
     m: object
 

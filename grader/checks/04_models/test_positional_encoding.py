@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from grader.expect import canonical, devices_in, expect_close, expect_device, fail, running
+from grader.engine.expect import canonical, devices_in, expect_close, expect_device, fail, running
 
 FIX = "register it as a buffer (self.register_buffer) so that model.to() moves it."
 

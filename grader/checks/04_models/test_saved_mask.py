@@ -7,7 +7,7 @@ import random
 
 import torch
 
-from grader.expect import expect_close, expect_device, fail, running
+from grader.engine.expect import expect_close, expect_device, fail, running
 
 FIX = 'register it with self.register_buffer("mask", ..., persistent=False)'
 

@@ -8,7 +8,7 @@ import random
 import torch
 import torch.nn.functional as F
 
-from grader.expect import expect_close, expect_device, fail, running, within
+from grader.engine.expect import expect_close, expect_device, fail, running, within
 
 FIX = ("build the optimizer after the model is on the device (model.to(device) keeps each nn.Parameter and "
        "moves its data), so that it holds the parameters the model uses")

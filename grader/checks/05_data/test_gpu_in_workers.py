@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import DataLoader, SequentialSampler
 
-from grader.expect import GradeFailure, expect_close, expect_device, fail, running
+from grader.engine.expect import GradeFailure, expect_close, expect_device, fail, running
 
 CPU_ONLY = ("DataLoader workers must return CPU tensors: __getitem__ runs in forked worker processes, where "
             "CUDA cannot be used ('Cannot re-initialize CUDA in forked subprocess'). Make CPU tensors in the "

@@ -12,7 +12,7 @@ import random
 
 import torch
 
-from grader.expect import canonical, expect_device, expect_tensor, fail, running
+from grader.engine.expect import canonical, expect_device, expect_tensor, fail, running
 
 FIX = ("to_device must recurse into lists, tuples and dicts (call itself on every entry), so that tensors at "
        "any depth reach the device.")

@@ -10,8 +10,8 @@ import random
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from grader import audit
-from grader.expect import expect_device, fail, measure, running
+from grader.guard import audit
+from grader.engine.expect import expect_device, fail, measure, running
 
 aten = torch.ops.aten
 PIN = ("build the DataLoader with pin_memory=True when the data goes to an accelerator, so that its batches "

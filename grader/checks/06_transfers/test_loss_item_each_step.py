@@ -15,9 +15,9 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from grader import audit
-from grader.expect import expect_close, fail, measure, running, within
-from grader.instruments import learner_line
+from grader.guard import audit
+from grader.engine.expect import expect_close, fail, measure, running, within
+from grader.engine.instruments import learner_line
 
 aten = torch.ops.aten
 FIX = ("accumulate the loss on the device (a tensor: total += loss.detach() * len(y)) and read it once, "

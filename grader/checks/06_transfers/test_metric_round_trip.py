@@ -2,7 +2,7 @@
 and back per batch); checked by counting the copies, host reads and data-sized results (nonzero, boolean masks)
 inside evaluate() on every leg, over an evaluation longer than any logging period (a read every 100 batches
 shows). A data-sized result makes the host wait on an accelerator only: on the CPU its size is known where it
-is computed, so the cpu leg does not count it (as grader.expect.no_round_trips)."""
+is computed, so the cpu leg does not count it (as grader.engine.expect.no_round_trips)."""
 
 import copy
 import random
@@ -10,7 +10,7 @@ import random
 import torch
 from torch import nn
 
-from grader.expect import expect_device, expect_tensor, fail, measure, running
+from grader.engine.expect import expect_device, expect_tensor, fail, measure, running
 
 FIX = ("keep the scores on the device: topk_hits works on tensors of any device, so give it logits and y "
        "where they are and add its result to the total without .cpu() or .item().")

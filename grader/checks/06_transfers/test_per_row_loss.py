@@ -10,7 +10,7 @@ import random
 import torch
 import torch.nn.functional as F
 
-from grader.expect import expect_close, expect_device, fail, measure, running
+from grader.engine.expect import expect_close, expect_device, fail, measure, running
 
 FIX = ('compute every row at once: F.cross_entropy(logits, targets, reduction="none") gives the (B,) '
        "losses, then weight them and take the mean, with no Python loop over the rows")

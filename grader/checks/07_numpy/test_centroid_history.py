@@ -13,7 +13,7 @@ import random
 import numpy as np
 import torch
 
-from grader.expect import expect_close, fail, running
+from grader.engine.expect import expect_close, fail, running
 
 FIX = ("on the CPU, .cpu() returns the tensor itself and .numpy() shares its memory, so every frame is a view "
        "of the one centroid tensor that copy_ overwrites: record a snapshot (.copy() the array, or .clone() "

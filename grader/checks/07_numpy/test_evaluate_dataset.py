@@ -14,7 +14,7 @@ import torch
 from torch import nn
 from torch.utils.data import Dataset
 
-from grader.expect import GradeFailure, expect_close, fail, measure, once_per_leg, running, within
+from grader.engine.expect import GradeFailure, expect_close, fail, measure, once_per_leg, running, within
 
 BATCH = 64
 

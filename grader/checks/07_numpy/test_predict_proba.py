@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from grader.expect import GradeFailure, expect_close, fail, measure, refuse_unawaited_reads, running
+from grader.engine.expect import GradeFailure, expect_close, fail, measure, refuse_unawaited_reads, running
 
 FIX = ("NumPy only reads host memory and cannot record gradients: bring the probabilities back with "
        "probs.detach().cpu().numpy().")

@@ -12,9 +12,9 @@ import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from grader import audit
-from grader.expect import GradeFailure, expect_close, expect_device, fail, running
-from grader.instruments import learner_line
+from grader.guard import audit
+from grader.engine.expect import GradeFailure, expect_close, expect_device, fail, running
+from grader.engine.instruments import learner_line
 
 FIX = ("torch.from_numpy and torch.as_tensor share the caller's memory, and .to() returns the same tensor when "
        "nothing has to change (on the CPU): do not modify it in place; compute out of place, or copy first "

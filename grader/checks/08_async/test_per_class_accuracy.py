@@ -6,7 +6,7 @@ answer by chance). To make that moment deterministic, the grader first queues
 work that keeps the device busy (a long kernel on CUDA; on the simulated device, whose virtual clock runs
 every kernel longer than its launch, a few operations), so an unsynchronised read always happens before
 the copy has run, on CUDA and on the simulator alike. The learner's function runs with another device than
-the leg's current (grader.expect.other_device_current), as every learner call does: a synchronisation without
+the leg's current (grader.engine.expect.other_device_current), as every learner call does: a synchronisation without
 a device argument waits for that other device, not for the copy, on both simulated legs and on two GPUs.
 
 Checked on every leg: the values equal a reference computed on the CPU from fresh inputs, with logits of every
@@ -26,7 +26,7 @@ import re
 
 import torch
 
-from grader.expect import fail, keep_busy, measure, other_device_current, refuse_unawaited_reads, running, within
+from grader.engine.expect import fail, keep_busy, measure, other_device_current, refuse_unawaited_reads, running, within
 
 FIX = ("the host read the result before the copy finished: a copy to the CPU with non_blocking=True returns "
        "before the device has run it. Wait for it (synchronize the device, or an event recorded after the copy) "

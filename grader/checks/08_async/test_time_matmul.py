@@ -24,7 +24,7 @@ kernel on CUDA, a few operations on the simulator, whose device always runs behi
 * on the simulated legs, the number is at least half of one product's virtual time (the products are what was
   timed). The real legs do not judge this: only the machine's clock could, and its verdict would depend on load.
 
-The function runs with another device than the leg's current (grader.expect.other_device_current), as every
+The function runs with another device than the leg's current (grader.engine.expect.other_device_current), as every
 learner call does: a synchronize() without a device argument waits for that other device, not for the
 products, on both simulated legs and on two GPUs."""
 
@@ -40,7 +40,7 @@ import timeit
 
 import torch
 
-from grader.expect import (device_in_virtual_time, fail, keep_busy, measure, other_device_current, running,
+from grader.engine.expect import (device_in_virtual_time, fail, keep_busy, measure, other_device_current, running,
                            virtual_host_clock)
 
 FIX = ("on an accelerator `a @ b` only queues the product, so the clock measured launches. Synchronize the device before starting the clock and before stopping it (or time with device "
@@ -49,7 +49,7 @@ CUDA_ONLY = (" Your file synchronizes through torch.cuda only: on {device} torch
              "torch.cuda.synchronize() waits for nothing (as on MPS or XPU); torch.accelerator.synchronize(a.device) "
              "waits for any accelerator.")
 #: One product's cost on the simulated device's virtual clock: a day, beyond any real time a call may last (a
-#: check's wall limit, grader.limits.wall_limit, is minutes), on any number of cores.
+#: check's wall limit, grader.engine.limits.wall_limit, is minutes), on any number of cores.
 PRODUCT_US = 86_400e6
 CLOCKS = [(time, n) for n in ("perf_counter", "perf_counter_ns", "time", "time_ns", "monotonic", "monotonic_ns",
                               "process_time", "process_time_ns", "clock_gettime", "clock_gettime_ns",

@@ -12,7 +12,7 @@ import weakref
 
 import torch
 
-from grader.expect import GradeFailure, fail, measure, running
+from grader.engine.expect import GradeFailure, fail, measure, running
 
 FIX = ("the cache still references the tensors, so their memory stays allocated: empty_cache() only returns "
        "cached blocks that no tensor uses. Drop the references in release() (self.store.clear()).")

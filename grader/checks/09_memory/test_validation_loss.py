@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.expect import fail, measure, running, within
+from grader.engine.expect import fail, measure, running, within
 
 FIX = ("total += loss keeps every batch's autograd graph, and the activations it saved, alive for as long as "
        "total lives: add loss.item() (or loss.detach()), or run the loop under torch.no_grad().")

@@ -14,7 +14,7 @@ import random
 import torch
 from torch import nn
 
-from grader.expect import expect_close, expect_device, fail, measure, running
+from grader.engine.expect import expect_close, expect_device, fail, measure, running
 
 FIX = ("a device without its index means the current device: keep the index, use "
        "next(model.parameters()).device itself.")

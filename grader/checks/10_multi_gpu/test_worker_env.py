@@ -8,7 +8,7 @@ worker asks for must exist in that view (cuda:0, or 'cuda', which means it) and 
 
 import random
 
-from grader.expect import fail, running
+from grader.engine.expect import fail, running
 
 FIX = ("CUDA_VISIBLE_DEVICES renumbers the GPUs: a worker that sees one GPU calls it cuda:0, whatever its rank. "
        "Use cuda:0 in the worker.")

@@ -11,7 +11,7 @@ import random
 import torch
 from torch import nn
 
-from grader.expect import expect_device, expect_tensor, fail, measure, running
+from grader.engine.expect import expect_device, expect_tensor, fail, measure, running
 
 FIX = ("predict took the CPU path on {device}: a test such as str(device) == 'cuda' (or device.type == 'cuda') "
        "sends every other accelerator, and every other GPU index, down the CPU branch. Move the model and the batches with .to(device) whatever the device is; if a branch is really "

@@ -3,7 +3,7 @@
 import numpy as np
 import torch
 
-from grader.expect import GradeFailure, expect_close, expect_device, expect_tensor, fail, measure, running
+from grader.engine.expect import GradeFailure, expect_close, expect_device, expect_tensor, fail, measure, running
 
 FIX = ("choose the dtype where the data enters PyTorch, in the same call that moves it: "
        "torch.from_numpy(features).to(device, dtype=torch.float32) (or torch.tensor(features, dtype=torch.float32, "

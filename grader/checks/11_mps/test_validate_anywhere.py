@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.expect import (GradeFailure, canonical, fail, forward_passes, measure, once_per_leg,
+from grader.engine.expect import (GradeFailure, canonical, fail, forward_passes, measure, once_per_leg,
                            refuse_unawaited_reads, running, within)
 
 
@@ -30,7 +30,7 @@ def draw():
 class Validated:
     expected: float
     batches: int
-    forwards: list  # each forward pass of the model (grader.expect.Forward: its input's device, autograd on?)
+    forwards: list  # each forward pass of the model (grader.engine.expect.Forward: its input's device, autograd on?)
     result: object
     m: object
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from grader.expect import GradeFailure, canonical, expect_close, fail, measure, running
+from grader.engine.expect import GradeFailure, canonical, expect_close, fail, measure, running
 
 FIX = ("pass map_location to torch.load: torch.load(path, map_location='cpu', weights_only=True), then "
        "load_state_dict into the model on `device` (or map straight to `device`).")

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.expect import GradeFailure, expect_close, fail, running
+from grader.engine.expect import GradeFailure, expect_close, fail, running
 
 LR = 1e-2
 FIX = ("optimizer.load_state_dict() puts each state tensor on its parameter's device at the time it is called; "

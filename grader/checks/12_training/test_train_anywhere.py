@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from grader.expect import (GradeFailure, canonical, expect_close, fail, forward_passes, measure, once_per_leg,
+from grader.engine.expect import (GradeFailure, canonical, expect_close, fail, forward_passes, measure, once_per_leg,
                            refuse_unawaited_reads, running)
 
 RULE = "the training loop must run on the device it is given"
@@ -133,7 +133,7 @@ class Trained:
     model: nn.Module
     loader: DataLoader
     initial: dict  # the model's state before train()
-    forwards: list  # each forward pass of the model (grader.expect.Forward: the device of its batch)
+    forwards: list  # each forward pass of the model (grader.engine.expect.Forward: the device of its batch)
     history: object
     m: object  # what measure() counted during train()
 

@@ -6,7 +6,7 @@ import random
 import torch
 from torch import nn
 
-from grader.expect import fail, measure, running
+from grader.engine.expect import fail, measure, running
 
 WHY = {
     "parameter": "a parameter",

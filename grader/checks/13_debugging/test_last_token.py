@@ -6,7 +6,7 @@ import re
 
 import torch
 
-from grader.expect import GradeFailure, expect_close, expect_device, fail, measure, running
+from grader.engine.expect import GradeFailure, expect_close, expect_device, fail, measure, running
 
 EXPLAIN = ("the index passed to gather was made on cpu by torch.tensor(lengths), while hidden is on {device}: the "
            "traceback shows the gather line, but the culprit is the line that created the index. Create it on "

@@ -9,7 +9,7 @@ import random
 
 import torch
 
-from grader.expect import expect_close, expect_device, fail, measure, running, within
+from grader.engine.expect import expect_close, expect_device, fail, measure, running, within
 
 
 def draw(long=False):

@@ -6,7 +6,7 @@ import random
 
 import torch
 
-from grader.expect import expect_device, fail, measure, running
+from grader.engine.expect import expect_device, fail, measure, running
 
 
 def draw(n, device, dtype=torch.float32):

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from grader.expect import (GradeFailure, canonical, expect_close, fail, forward_passes, measure, once_per_leg,
+from grader.engine.expect import (GradeFailure, canonical, expect_close, fail, forward_passes, measure, once_per_leg,
                            running, within)
 
 FIX_LOAD = ("torch.load(path, map_location=\"cpu\", weights_only=True) restores the checkpoint to the CPU; "
@@ -83,7 +83,7 @@ class Resumed:
     log_every: int
     saved_on: torch.device
     put_on_saving_device: int  # peak bytes allocated on saved_on during the run, above what was there
-    forwards: list  # every forward pass of an nn.Sequential (grader.expect.Forward: its input's device)
+    forwards: list  # every forward pass of an nn.Sequential (grader.engine.expect.Forward: its input's device)
     result: object
     m: object
 

@@ -3,7 +3,7 @@ replayable, without touching the global random streams and without a copy from t
 
 import torch
 
-from grader.expect import expect_tensor, fail, measure, running, within
+from grader.engine.expect import expect_tensor, fail, measure, running, within
 
 EXPLAIN = ("torch.Generator() makes a CPU generator, and a draw on a device takes a generator of that device's "
            "type: make it where x is, torch.Generator(device=x.device), then seed it.")

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from grader.expect import fail, running
+from grader.engine.expect import fail, running
 
 ALL_DEVICES = ("torch.manual_seed(seed) seeds the CPU's generator and the default generator of every device, "
                "whatever its kind; torch.cuda.manual_seed_all seeds CUDA's GPUs only.")

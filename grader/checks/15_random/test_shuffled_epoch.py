@@ -3,7 +3,7 @@ device; every example once, in an order set by the seed alone, without touching 
 
 import torch
 
-from grader.expect import canonical, fail, running
+from grader.engine.expect import canonical, fail, running
 
 EXPLAIN = ("the DataLoader draws its shuffle on the CPU (its sampler calls torch.randperm there), so its "
            "generator must be a CPU generator, torch.Generator(), whatever device the batches go to.")

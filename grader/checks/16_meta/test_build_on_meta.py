@@ -6,7 +6,7 @@ from contextlib import contextmanager
 
 import torch
 
-from grader.expect import canonical, expect_close, fail, measure, running
+from grader.engine.expect import canonical, expect_close, fail, measure, running
 
 UNINITIALISED = ("{what} holds NaN: memory that nothing wrote. The grader fills uninitialised memory with NaN, as "
                  "PyTorch does under torch.use_deterministic_algorithms(True); elsewhere it holds whatever was "

@@ -8,7 +8,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from grader.expect import canonical, expect_close, fail, running
+from grader.engine.expect import canonical, expect_close, fail, running
 
 NO_OP = ("{where}: load_state_dict copies the checkpoint into the model's tensors, and a copy into a meta tensor "
          "does nothing (PyTorch only warns: \"copying from a non-meta parameter in the checkpoint to a meta "

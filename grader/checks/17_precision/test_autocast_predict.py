@@ -10,7 +10,7 @@ import warnings
 import torch
 from torch import nn
 
-from grader.expect import expect_close, expect_device, expect_tensor, fail, running
+from grader.engine.expect import expect_close, expect_device, expect_tensor, fail, running
 
 FIX = ("torch.autocast(device_type=...) changes the operations of the device type it names, and only those: name "
        "the type of the device the data is on (x.device.type), not a fixed 'cuda'.")

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.expect import fail, once_per_leg, running
+from grader.engine.expect import fail, once_per_leg, running
 
 NOT_SCALED = ("the loss was not scaled on {device}: the gradient that reached the model's output is the loss's own "
               "gradient (scaled by {ratio:.3g}){warned}. A GradScaler is made for one device type, its first "

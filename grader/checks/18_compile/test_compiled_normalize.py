@@ -9,7 +9,7 @@ import random
 
 import torch
 
-from grader.expect import expect_close, expect_device, expect_tensor, fail, no_round_trips, running
+from grader.engine.expect import expect_close, expect_device, expect_tensor, fail, no_round_trips, running
 
 # Every float dtype "float tensor" allows, with its rounding.
 DTYPES = {torch.float32: 1e-6, torch.float64: 1e-12, torch.float16: 1e-3, torch.bfloat16: 1e-2}

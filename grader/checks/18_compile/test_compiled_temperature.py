@@ -10,7 +10,7 @@ import random
 import torch
 from torch import nn
 
-from grader.expect import expect_close, expect_tensor, fail, running
+from grader.engine.expect import expect_close, expect_tensor, fail, running
 
 DEVICE = torch.device("meta")
 COMPILED: list[list] = []  # for each graph compiled inside recording(): the devices of its tensors, in order

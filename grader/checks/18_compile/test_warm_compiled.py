@@ -13,7 +13,7 @@ import random
 import torch
 from torch import nn
 
-from grader.expect import expect_close, expect_tensor, fail, running
+from grader.engine.expect import expect_close, expect_tensor, fail, running
 
 SERVES_ON = torch.device("meta")
 ON_META = ("(The grader serves on the meta device, which every machine has and which torch.compile guards like a "

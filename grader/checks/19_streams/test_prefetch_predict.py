@@ -1,7 +1,7 @@
 """Grader for prefetch_predict: a batch copied on the copy stream and read on the compute stream must not have its
 block reused before the compute stream has read it.
 
-The model the grader passes spins the compute stream for 20 ms before its layers run (grader.expect.spin), so
+The model the grader passes spins the compute stream for 20 ms before its layers run (grader.engine.expect.spin), so
 on a GPU the next copy, on an idle copy stream, lands in a reused block long before the model reads it; the
 simulator poisons (NaN) the outputs of an op whose input block was handed to another stream's tensor before a
 wait ordered the two (grader/simulated/races.py). The checks: the outputs are right; Python did not wait for the
@@ -10,7 +10,7 @@ race and passes: where the copies ran is not judged (a copy can be made in too m
 
 import torch
 
-from grader.expect import expect_close, expect_device, expect_tensor, fail, measure, running, spin
+from grader.engine.expect import expect_close, expect_device, expect_tensor, fail, measure, running, spin
 
 RACE = ("predict_all(...) returned wrong outputs for batch {i} (of {n}): its block of device memory was handed to "
         "the next batch while the model still read it. The batch was allocated on the copy stream and freed when "

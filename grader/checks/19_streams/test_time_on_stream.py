@@ -11,7 +11,7 @@ takes none (it fails there) while a GPU's takes 10 ms or more; time_matmul's wat
 
 import torch
 
-from grader.expect import expect_close, expect_tensor, fail, running, spin
+from grader.engine.expect import expect_close, expect_tensor, fail, running, spin
 
 WORK_MS, EARLIER_MS = 10.0, 60.0
 

@@ -1,6 +1,6 @@
 """Grader for two_tower_scores: what the side stream writes is read on the current stream only after a wait.
 
-The image encoder the grader passes spins its stream for 20 ms before its layers run (grader.expect.spin), so
+The image encoder the grader passes spins its stream for 20 ms before its layers run (grader.engine.expect.spin), so
 on a GPU a read that no wait orders after it always comes too early; the simulator shows such a read as NaN
 (grader/simulated/races.py). The checks: the scores are right; Python did not wait for the device (the
 statement asks for a function that only queues work); the image encoder really ran on another stream than the
@@ -9,7 +9,7 @@ current one (running both on one stream hides the race and drops the overlap the
 import torch
 import torch.nn.functional as F
 
-from grader.expect import expect_close, expect_device, expect_tensor, fail, measure, running, spin
+from grader.engine.expect import expect_close, expect_device, expect_tensor, fail, measure, running, spin
 
 
 class SlowImageEncoder(torch.nn.Module):

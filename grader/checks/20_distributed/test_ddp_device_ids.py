@@ -14,7 +14,7 @@ import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from grader.expect import devices_in, expect_close, expect_device, fail, running
+from grader.engine.expect import devices_in, expect_close, expect_device, fail, running
 from grader.simulated.collectives import Job, play
 
 FIX = ("device_ids names the GPU that holds the whole model, and DDP checks the model's parameters, it does not "

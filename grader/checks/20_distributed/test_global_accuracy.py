@@ -10,7 +10,7 @@ import random
 
 import torch
 
-from grader.expect import expect_close, fail, running
+from grader.engine.expect import expect_close, fail, running
 from grader.simulated.collectives import Job, play
 
 FIX = ("a group made for NCCL (init_process_group('nccl')) reduces GPU tensors only: make the counts on the "

@@ -9,7 +9,7 @@ import random
 
 import torch
 
-from grader.expect import fail, running
+from grader.engine.expect import fail, running
 from grader.simulated.collectives import Job, as_rank
 
 FIX = ("RANK numbers the workers of the whole job (the second node's first worker is rank 2 on nodes of two GPUs), "

@@ -10,7 +10,7 @@ import random
 
 import torch
 
-from grader.expect import expect_close, expect_device, fail, running
+from grader.engine.expect import expect_close, expect_device, fail, running
 from grader.simulated.collectives import Job, play
 
 FIX = ("a new process starts with device 0 current, and an accelerator named without its index "

@@ -11,7 +11,7 @@ import random
 import torch
 from torch import nn
 
-from grader.expect import expect_close, expect_device, fail, measure, running
+from grader.engine.expect import expect_close, expect_device, fail, measure, running
 from grader.simulated.processes import TERMINATED, Deadlock, Handoff
 
 FIX = ("A device tensor sent through a torch.multiprocessing queue stays the producer's GPU memory, lent to the "

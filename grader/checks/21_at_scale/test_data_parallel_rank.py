@@ -16,9 +16,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.expect import GradeFailure, canonical, expect_close, fail, measure, once_per_leg, running, within
-from grader import audit
-from grader.instruments import CountingMode, learner_line, non_blocking
+from grader.engine.expect import GradeFailure, canonical, expect_close, fail, measure, once_per_leg, running, within
+from grader.guard import audit
+from grader.engine.instruments import CountingMode, learner_line, non_blocking
 
 aten = torch.ops.aten
 LR = 0.05

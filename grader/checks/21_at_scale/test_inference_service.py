@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from grader.expect import GradeFailure, canonical, fail, measure, once_per_leg, running, within
+from grader.engine.expect import GradeFailure, canonical, fail, measure, once_per_leg, running, within
 
 PAD, UNKNOWN = 0, 1
 FIX_LOAD = ("torch.load(path, map_location=\"cpu\", weights_only=True) (or map_location=device) restores the "
@@ -94,7 +94,7 @@ class Served:
     predictor: object
     answers: object
     forwards: list = field(default_factory=list)
-    m: object = None  # what predict() did (grader.instruments.Measurement)
+    m: object = None  # what predict() did (grader.engine.instruments.Measurement)
 
 
 @once_per_leg
