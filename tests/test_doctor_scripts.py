@@ -140,8 +140,11 @@ def _notes():
 def test_every_chapter_with_exercises_ends_with_a_note_on_your_own_code():
     from grader.catalog import course
 
+    # A chapter whose bugs the doctor does not find yet says so in grader/doctor/FINDS.md instead of a note.
+    finds = (Path(__file__).parent.parent / "grader" / "doctor" / "FINDS.md").read_text()
+    not_yet = set(re.findall(r"^\| ([a-z-]+) \| no finding of its own yet", finds, flags=re.M))
     chapters = {ex.explained_in.partition("#")[0] for ex in course.load() if ex.explained_in}
-    assert chapters <= {page for page, _ in _notes()}
+    assert chapters - not_yet <= {page for page, _ in _notes()}
 
 
 @pytest.mark.skipif(DEVICE != "sim:1", reason="the book quotes the doctor on sim:1")

@@ -24,6 +24,7 @@ import pytest
 from grader import ROOT
 from grader.engine import daemon, judging, runner, workers
 from grader.catalog import course
+from grader.guard import containment
 from grader.classroom import blocks, kernel
 from tests.learner import devcourse, exercise_file, fix, make_course_copy
 from tests.test_daemon import serving, wait_for
@@ -104,7 +105,8 @@ def test_a_daemon_running_older_grader_code_is_replaced_before_it_grades(tmp_pat
         second = check()
         assert "but it belongs on sim:0" in second.stdout, second.stdout + second.stderr
         assert not set(old.values()) & set(zygote_pids(where).values())
-        assert wait_for(lambda: not any(judging._live(old.values())), 30), "the old daemon kept running"
+        alive = lambda: [p for p in old.values() if containment._state(p) not in (None, "Z", "X")]
+        assert wait_for(lambda: not alive(), 30), "the old daemon kept running"
     finally:
         stop()
     assert wait_for(lambda: not serving(where), 30)

@@ -335,7 +335,9 @@ def test_inference_mode_is_counted_as_any_other_code(on_sim, name):
         assert c[f"{name}_inference"] == c[name], (dev, name, c[name], c[f"{name}_inference"])
 
 
-NO_GRAD = [ex for ex in course.load() if "torch.no_grad()" in ex.exercise_file.read_text()]
+# Not the compilation chapter's: torch.compile guards on the grad mode, so inference_mode in the learner's warm-up
+# and no_grad in the grader's requests is a recompile that chapter's checks count, rightly.
+NO_GRAD = [ex for ex in course.load() if "torch.no_grad()" in ex.exercise_file.read_text() and ex.chapter != "compilation"]
 
 
 @pytest.mark.parametrize("ex", NO_GRAD, ids=lambda ex: ex.name)

@@ -15,6 +15,7 @@ from tests.book.pages import PAGES, record
 
 # (page, the exact text the pattern matched) -> why it is not a measurement.
 ALLOWED = {
+    ("streams-and-events", "50 ms"): "how long the cell's spin() keeps the side stream busy: a length it asks for",
     ("models-and-buffers", "16 MiB"): "size of the 4096 x 4096 boolean mask the text describes",
     ("models-and-buffers", "10%"): "PyTorch's default BatchNorm momentum, 0.1",
     ("memory", "1 MiB"): "allocator constant (small-request limit)",
