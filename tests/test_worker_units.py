@@ -22,7 +22,7 @@ import pytest
 
 from grader import ROOT
 from grader.guard import containment
-from grader.engine import daemon, judging, limits, process_setup, workers, zygote
+from grader.engine import daemon, grading_process, judging, limits, process_setup, workers, zygote
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -739,7 +739,7 @@ def collected(pid: int, rfd: int, ofd: int):
     """Zygote._collect of a worker's records and output pipes (closed after), by a zygote with no client."""
     zygote = type("Z", (), {"client": None})()
     try:
-        return zygote.Zygote._collect(zygote, pid, rfd, ofd, timeout=60)
+        return workers.Zygote._collect(zygote, pid, rfd, ofd, timeout=60)
     finally:
         os.close(rfd)
         os.close(ofd)
@@ -774,7 +774,7 @@ def test_collect_reads_records_and_stops_a_check_whose_client_hung_up(monkeypatc
     zygote = type("Z", (), {"client": ours.fileno()})()
     threading.Timer(1.5, theirs.close).start()
     try:
-        lines, output, status, stopped = zygote.Zygote._collect(zygote, worker.pid, rfd, ofd, timeout=60,
+        lines, output, status, stopped = workers.Zygote._collect(zygote, worker.pid, rfd, ofd, timeout=60,
                                                                  on_record=lambda: records.append(1))
     finally:
         os.close(rfd)
@@ -1326,7 +1326,7 @@ def test_a_sigterm_during_a_forks_own_hooks_still_ends_the_zygote():
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(7))
         os.register_at_fork(after_in_parent=lambda: os.kill(os.getpid(), signal.SIGTERM))
         try:
-            pid = process_setup._fork()
+            pid = workers._fork()
             if pid == 0:
                 os._exit(0)
             os.waitpid(pid, 0)
@@ -1395,7 +1395,7 @@ def test_collect_gives_a_started_worker_its_checks_limit_not_the_start_allowance
     os.close(owfd)
     zygote = type("Z", (), {"client": None})()
     try:
-        lines, _, status, stopped = zygote.Zygote._collect(zygote, worker.pid, rfd, ofd, timeout=0.3)
+        lines, _, status, stopped = workers.Zygote._collect(zygote, worker.pid, rfd, ofd, timeout=0.3)
     finally:
         os.close(rfd)
         os.close(ofd)
