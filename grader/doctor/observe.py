@@ -208,17 +208,6 @@ def _fingerprint(t: torch.Tensor) -> str | None:
         return None
 
 
-def _tensors(tree):
-    if isinstance(tree, torch.Tensor):
-        yield tree
-    elif isinstance(tree, (list, tuple)):
-        for x in tree:
-            yield from _tensors(x)
-    elif isinstance(tree, dict):
-        for x in tree.values():
-            yield from _tensors(x)
-
-
 class Watch(instruments.CountingMode):
     """grader.engine.instruments' counting mode, which also feeds a Recorder (copies, memory, early reads): one
     mode, not two stacked, since each Python dispatch mode costs every operation a round trip through Python."""
@@ -237,7 +226,7 @@ class Watch(instruments.CountingMode):
         before = None
         try:
             if rec.pending and func not in _COPIES:
-                rec.check_read(_tensors(args))
+                rec.check_read(instruments.tensors_in(args))
             if func in _COPIES:
                 before = self._source(func, args)
         except Exception:
@@ -283,7 +272,7 @@ class Watch(instruments.CountingMode):
         if isinstance(out, torch.Tensor):  # most operations: one output, no walk
             outs = [out] if out.device.type == rec._type else []
         else:
-            outs = [t for t in _tensors(out) if rec.on_device(t)]
+            outs = [t for t in instruments.tensors_in(out) if rec.on_device(t)]
         if not outs:
             return
         if rec.loops.unmarked and func not in _NOT_WORK:

@@ -60,6 +60,16 @@ def devices_in(exc: BaseException) -> list[str]:
     return list(dict.fromkeys(_DEVICE_NAME.findall(exception_text(exc))))
 
 
+def cuda_call_note(exc: BaseException, device: torch.device) -> str:
+    """What to add to the message of `exc` when code called torch.cuda's own functions (set_device, .cuda()) on an
+    accelerator that is not CUDA; "" otherwise."""
+    if device.type != "cuda" and ("cuda" in str(exc).lower()):
+        return ("\ntorch.cuda serves NVIDIA GPUs only, and this code must run on any accelerator: "
+                "torch.accelerator.set_device_index(i) does what torch.cuda.set_device(i) does, and "
+                "torch.accelerator.current_accelerator() names the accelerator.")
+    return ""
+
+
 def is_out_of_memory(exc: BaseException) -> bool:
     return isinstance(exc, torch.OutOfMemoryError) or "can't allocate memory" in str(exc)
 

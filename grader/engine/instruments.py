@@ -89,26 +89,27 @@ def _on_measured(device: torch.device, measured: torch.device) -> bool:
     return device.type == measured.type != "cpu" and (measured.index is None or device.index == measured.index)
 
 
-def _tensors(tree):
+def tensors_in(tree):
+    """Every tensor in `tree`: a tensor, or lists, tuples and dicts of them, nested."""
     if isinstance(tree, torch.Tensor):
         yield tree
     elif isinstance(tree, (list, tuple)):
         for x in tree:
-            yield from _tensors(x)
+            yield from tensors_in(x)
     elif isinstance(tree, dict):
         for x in tree.values():
-            yield from _tensors(x)
+            yield from tensors_in(x)
 
 
 def _any_on(tree, device: torch.device) -> bool:
     """Whether a tensor of `tree` is on `device`'s kind of accelerator (a lone tensor without a walk)."""
     if isinstance(tree, torch.Tensor):
         return _is_device(tree, device)
-    return any(_is_device(t, device) for t in _tensors(tree))
+    return any(_is_device(t, device) for t in tensors_in(tree))
 
 
 def _has_mask(indices) -> bool:
-    return any(t.dtype in (torch.bool, torch.uint8) for t in _tensors(indices))
+    return any(t.dtype in (torch.bool, torch.uint8) for t in tensors_in(indices))
 
 
 def _nbytes(t: torch.Tensor) -> int:
@@ -218,7 +219,7 @@ class CountingMode(TorchDispatchMode):
                                              blocking, crossed, converted_on, learner_line()))
                 return
         if dev.type == "cpu":  # everything is on the CPU: an op that makes a tensor ran there
-            on_device = any(True for _ in _tensors(out))
+            on_device = any(True for _ in tensors_in(out))
         else:
             on_device = _any_on(out, dev) or _any_on(args, dev)  # the output first: one tensor, most often
         if on_device and (func in DATA_DEPENDENT or (func in INDEXING and _has_mask(args[1]))):
@@ -237,8 +238,8 @@ def _brings_float64(out, args, device: torch.device) -> bool:
     each count is a place where float64 came onto the device."""
     if isinstance(out, torch.Tensor) and out.dtype is not torch.float64:
         return False  # most operations: one output, not float64
-    return any(t.dtype is torch.float64 and _is_device(t, device) for t in _tensors(out)) and not any(
-        t.dtype is torch.float64 and _is_device(t, device) for t in _tensors(args))
+    return any(t.dtype is torch.float64 and _is_device(t, device) for t in tensors_in(out)) and not any(
+        t.dtype is torch.float64 and _is_device(t, device) for t in tensors_in(args))
 
 
 #: Operations and grader wrappers running on this thread: inside, the waits that the GPU trace reports are torch's

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from grader.engine.expect import devices_in, expect_close, expect_device, fail, running
+from grader.engine.expect import cuda_call_note, devices_in, expect_close, expect_device, fail, running
 from grader.simulated.collectives import Job, play
 
 FIX = ("device_ids names the GPU that holds the whole model, and DDP checks the model's parameters, it does not "
@@ -41,15 +41,6 @@ def explain(rank, devices):
     return explanation
 
 
-def cuda_only(exc, device) -> str:
-    """The message for torch.cuda's own calls (set_device, .cuda()) on an accelerator that is not CUDA."""
-    if device.type != "cuda" and ("cuda" in str(exc).lower()):
-        return ("\ntorch.cuda serves NVIDIA GPUs only, and this code must run on any accelerator: "
-                "torch.accelerator.set_device_index(i) does what torch.cuda.set_device(i) does, and "
-                "torch.accelerator.current_accelerator() names the accelerator.")
-    return ""
-
-
 def test_each_worker_trains_on_its_own_gpu(submission, devices):
     features, outputs = random.randint(3, 8), random.randint(2, 5)
     model = nn.Sequential(nn.Linear(features, 16), nn.Tanh(), nn.Linear(16, outputs))
@@ -73,8 +64,8 @@ def test_each_worker_trains_on_its_own_gpu(submission, devices):
                 if any(k in str(exc) for k in ("only work with single-device", "Duplicate GPU", "No backend type")):
                     fail(f"{what} raised {type(exc).__name__}: {str(exc).splitlines()[-1]}\n"
                          f"{explain(rank, devices)(exc)}")
-                if cuda_only(exc, devices[rank]):
-                    fail(f"{what} raised {type(exc).__name__}: {exc}{cuda_only(exc, devices[rank])}")
+                if cuda_call_note(exc, devices[rank]):
+                    fail(f"{what} raised {type(exc).__name__}: {exc}{cuda_call_note(exc, devices[rank])}")
                 raise
         return wrapped, out, list(mine.parameters())
 

@@ -9,7 +9,7 @@ import random
 
 import torch
 
-from grader.engine.expect import fail, running
+from grader.engine.expect import cuda_call_note, fail, running
 from grader.simulated.collectives import Job, as_rank
 
 FIX = ("RANK numbers the workers of the whole job (the second node's first worker is rank 2 on nodes of two GPUs), "
@@ -29,15 +29,6 @@ def explain(env):
     return explanation
 
 
-def cuda_only(exc, device) -> str:
-    """The message for torch.cuda's own calls (set_device, .cuda()) on an accelerator that is not CUDA."""
-    if device.type != "cuda" and ("cuda" in str(exc).lower()):
-        return ("\ntorch.cuda serves NVIDIA GPUs only, and this code must run on any accelerator: "
-                "torch.accelerator.set_device_index(i) does what torch.cuda.set_device(i) does, and "
-                "torch.accelerator.current_accelerator() names the accelerator.")
-    return ""
-
-
 def test_each_worker_of_a_later_node_takes_its_local_gpu(submission, devices):
     nodes, per_node = random.randint(2, 4), len(devices)
     node = random.randint(1, nodes - 1)
@@ -52,8 +43,8 @@ def test_each_worker_of_a_later_node_takes_its_local_gpu(submission, devices):
                 except Exception as exc:
                     if "invalid device ordinal" in str(exc):
                         fail(f"{what} raised {type(exc).__name__}: {str(exc).splitlines()[0]}\n{explain(env)(exc)}")
-                    if cuda_only(exc, device):
-                        fail(f"{what} raised {type(exc).__name__}: {exc}{cuda_only(exc, device)}")
+                    if cuda_call_note(exc, device):
+                        fail(f"{what} raised {type(exc).__name__}: {exc}{cuda_call_note(exc, device)}")
                     raise
             current = torch.accelerator.current_device_index()
         try:

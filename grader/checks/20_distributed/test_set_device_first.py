@@ -10,22 +10,13 @@ import random
 
 import torch
 
-from grader.engine.expect import expect_close, expect_device, fail, running
+from grader.engine.expect import cuda_call_note, expect_close, expect_device, fail, running
 from grader.simulated.collectives import Job, play
 
 FIX = ("a new process starts with device 0 current, and an accelerator named without its index "
        "(current_accelerator(), 'cuda', .cuda()) means the current device, so every worker used device 0. Make "
        "the worker's own GPU current first thing: torch.accelerator.set_device_index(local_rank) "
        "(torch.cuda.set_device(local_rank) on CUDA), before anything touches the GPU.")
-
-
-def cuda_only(exc, device) -> str:
-    """The message for torch.cuda's own calls (set_device, .cuda()) on an accelerator that is not CUDA."""
-    if device.type != "cuda" and ("cuda" in str(exc).lower()):
-        return ("\ntorch.cuda serves NVIDIA GPUs only, and this code must run on any accelerator: "
-                "torch.accelerator.set_device_index(i) does what torch.cuda.set_device(i) does, and "
-                "torch.accelerator.current_accelerator() names the accelerator.")
-    return ""
 
 
 def test_each_worker_works_on_its_own_gpu(submission, devices):
@@ -42,9 +33,9 @@ def test_each_worker_works_on_its_own_gpu(submission, devices):
                 if "Duplicate GPU detected" in str(exc):
                     fail(f"feature_sums in the worker of local rank {rank} raised {type(exc).__name__}: "
                          f"{str(exc).splitlines()[-1]}\n{FIX}")
-                if cuda_only(exc, devices[rank]):
+                if cuda_call_note(exc, devices[rank]):
                     fail(f"feature_sums in the worker of local rank {rank} raised {type(exc).__name__}: {exc}"
-                         f"{cuda_only(exc, devices[rank])}")
+                         f"{cuda_call_note(exc, devices[rank])}")
                 raise
         current[rank] = torch.accelerator.current_device_index()
         return out
