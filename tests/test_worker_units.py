@@ -937,10 +937,21 @@ def test_the_daemon_names_a_crash_an_exit_and_processes_left_running(served, tmp
         "exit": (source + "\nimport os\nos._exit(0)\n", "your code ended the grading process after 0 of"),
         "left": (source + "\nimport os, time\nif os.fork() == 0:\n    time.sleep(120)\n    os._exit(0)\n",
                  "your code left 3 process(es) running after its checks"),  # one per check: each loads the file
-        # one that leaves the worker's process group (and its parent): found as an orphan handed to the handler
-        "escaped": (source + "\nimport os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
-                    "        time.sleep(120)\n    os._exit(0)\n",
-                    "your code left 3 process(es) running after its checks"),
+        # one that leaves the worker's process group (and its parent): found as an orphan handed to the handler.
+        # The load goes on once the middle process has ended (the pipe's last writer closed), however late it runs
+        # on a loaded machine: else it may still be alive, and counted, when the checks end.
+        "escaped": (source + textwrap.dedent("""
+                        import os, time
+                        r, w = os.pipe()
+                        if os.fork() == 0:
+                            os.setsid()
+                            if os.fork() == 0:
+                                os.close(w)
+                                time.sleep(120)
+                            os._exit(0)
+                        os.close(w)
+                        os.read(r, 1)
+                    """), "your code left 3 process(es) running after its checks"),
         # a child that waits for a grandchild: the child is an orphan of the handler at the end, the grandchild
         # is not (its parent lives), so only the worker's process group finds it. The load goes on once both
         # exist (the pipe's last writer closed), however late the child runs on a loaded machine.
